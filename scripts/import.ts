@@ -1,0 +1,45 @@
+/**
+ * npm run db:import -- <file.json> [--remote --env staging|production]
+ * Local by default. DATA_PROTECTION_KEY comes from the environment, or from .dev.vars locally.
+ */
+import { parseArgs } from "node:util";
+import { readDevVars } from "./lib/dev-vars";
+import { ImportFileError, importIntoD1, readImportFile, summarize } from "./lib/import";
+
+const usage = "usage: npm run db:import -- <file.json> [--remote --env staging|production]";
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { remote: { type: "boolean", default: false }, env: { type: "string" } },
+  });
+  const [path] = positionals;
+  if (!path || positionals.length > 1) return fail(usage);
+  if (values.remote && values.env !== "staging" && values.env !== "production") {
+    return fail("--remote needs --env staging or --env production");
+  }
+  const dataProtectionKey = process.env.DATA_PROTECTION_KEY ?? (values.remote ? undefined : (await readDevVars()).DATA_PROTECTION_KEY);
+  if (!dataProtectionKey) {
+    return fail(
+      values.remote
+        ? "set DATA_PROTECTION_KEY to the value stored as that environment's secret"
+        : "no DATA_PROTECTION_KEY: run `npm start` once (it writes .dev.vars) or set it in the environment",
+    );
+  }
+  try {
+    const file = await readImportFile(path);
+    await importIntoD1(file, { remote: values.remote, env: values.env, dataProtectionKey });
+    console.log(`Imported ${summarize(file)} into the ${values.remote ? `${values.env} (remote)` : "local"} database.`);
+    return 0;
+  } catch (err) {
+    if (err instanceof ImportFileError) return fail(`${path} is not a valid import file; nothing was written:\n  ${err.problems.join("\n  ")}`);
+    return fail(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function fail(message: string): number {
+  console.error(message);
+  return 1;
+}
+
+process.exitCode = await main();

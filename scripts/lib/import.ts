@@ -1,0 +1,57 @@
+/**
+ * Imports a JSON file into D1: validated with the same zod schema and hashed with the same code
+ * the Worker uses, rendered as one SQL script and applied with `wrangler d1 execute --file`,
+ * which runs it as a single batch: all rows or none.
+ */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { drizzle } from "drizzle-orm/sqlite-proxy";
+import { buildImportStatements } from "../../src/db/import";
+import * as schema from "../../src/db/schema";
+import { toSqlScript } from "../../src/db/sql-script";
+import { describeImportErrors, type ImportFile, importFileSchema } from "../../src/schemas/import";
+import { runWrangler } from "./wrangler";
+
+export type ImportTarget = { remote: boolean; env?: string | undefined; dataProtectionKey: string };
+
+export class ImportFileError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join("\n"));
+  }
+}
+
+export async function readImportFile(path: string): Promise<ImportFile> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(path, "utf8"));
+  } catch (err) {
+    throw new ImportFileError([`${path}: ${err instanceof Error ? err.message : String(err)}`]);
+  }
+  const result = importFileSchema.safeParse(json);
+  if (!result.success) throw new ImportFileError(describeImportErrors(result.error));
+  return result.data;
+}
+
+export async function importIntoD1(file: ImportFile, target: ImportTarget): Promise<void> {
+  // A driver that never runs anything: it only lets drizzle render the statements.
+  const recorder = drizzle(async () => ({ rows: [] }), { schema });
+  const statements = await buildImportStatements(recorder, file, target.dataProtectionKey);
+  if (statements.length === 0) return;
+  const dir = await mkdtemp(join(tmpdir(), "acapi-import-"));
+  const scriptPath = join(dir, "import.sql");
+  try {
+    await writeFile(scriptPath, toSqlScript(statements.map((statement) => statement.toSQL())), { mode: 0o600 });
+    const args = ["d1", "execute", "DB", target.remote ? "--remote" : "--local", "--file", scriptPath, "--yes"];
+    if (target.env) args.push("--env", target.env);
+    if (!runWrangler(args)) throw new Error("wrangler d1 execute failed; nothing was written");
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export function summarize(file: ImportFile): string {
+  return (["merchants", "clients", "users", "products", "digitalContents", "mails"] as const)
+    .map((kind) => `${file[kind].length} ${kind}`)
+    .join(", ");
+}

@@ -1,0 +1,51 @@
+/**
+ * npm start: local secrets (first run), D1 migrations, demo data (idempotent), the demo
+ * credentials, then `wrangler dev` on 127.0.0.1:$PORT (default 8787) with local D1, KV and
+ * Durable Objects.
+ */
+import { ensureDevVars, readDevVars } from "./lib/dev-vars";
+import { ImportFileError, importIntoD1, readImportFile } from "./lib/import";
+import { runWrangler, startWrangler } from "./lib/wrangler";
+
+const DEMO_DATA = "data/demo.json";
+const port = process.env.PORT ?? "8787";
+const baseUrl = `http://127.0.0.1:${port}`;
+
+if (await ensureDevVars()) console.log("Wrote .dev.vars with fresh local signing and data-protection keys.");
+
+if (!runWrangler(["d1", "migrations", "apply", "DB", "--local"])) {
+  console.error("Applying the D1 migrations failed.");
+  process.exit(1);
+}
+
+try {
+  const demo = await readImportFile(DEMO_DATA);
+  await importIntoD1(demo, { remote: false, dataProtectionKey: (await readDevVars()).DATA_PROTECTION_KEY! });
+  printCredentials(demo);
+} catch (err) {
+  console.error(err instanceof ImportFileError ? `${DEMO_DATA} is invalid:\n  ${err.problems.join("\n  ")}` : err);
+  process.exit(1);
+}
+
+const dev = startWrangler(["dev", "--ip", "127.0.0.1", "--port", port, "--var", `BASE_URL:${baseUrl}`]);
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => dev.kill(signal));
+dev.on("exit", (code) => process.exit(code ?? 0));
+
+function printCredentials(demo: Awaited<ReturnType<typeof readImportFile>>): void {
+  const rows = [
+    "",
+    `Demo data loaded from ${DEMO_DATA}. The service will listen on ${baseUrl}`,
+    "",
+    "Clients (client_id / client_secret, grant types):",
+    ...demo.clients.map((c) => `  ${c.name}: ${c.id} / ${c.secret}  [${c.grantTypes.join(", ")}]`),
+    "",
+    "Users (username / password, status):",
+    ...demo.users.filter((u) => u.password).map((u) => `  ${u.email} / ${u.password}  (status ${u.status})`),
+    "",
+    "Try:",
+    `  curl ${baseUrl}/api/2/status`,
+    `  curl -u ${demo.clients[0]?.id}:${demo.clients[0]?.secret} -d grant_type=client_credentials ${baseUrl}/oauth/token`,
+    "",
+  ];
+  console.log(rows.join("\n"));
+}

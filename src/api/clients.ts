@@ -1,0 +1,17 @@
+/** GET /api/2/clients: the caller's merchant's clients, keyed by client ID. Server token. */
+import { Hono } from "hono";
+import { listMerchantClients } from "../db/queries/clients";
+import type { AppEnv } from "../env";
+import { describeRoute, respond } from "../http/container";
+import { requireToken } from "../middleware/auth";
+import { clientView } from "./views/client";
+
+export const clientRoutes = new Hono<AppEnv>().get(
+  "/clients",
+  describeRoute("List clients", "api/clients#index"),
+  requireToken("server"),
+  async (c) => {
+    const clients = await listMerchantClients(c.get("db"), c.get("caller").merchantId);
+    return respond(c, { object: "Clients", data: Object.fromEntries(clients.map((client) => [client.id, clientView(client)])) });
+  },
+);

@@ -1,0 +1,14 @@
+/** GET /api/2/me: the User object of the token's own user. User token. */
+import { Hono } from "hono";
+import { findUserProfile } from "../db/queries/users";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { describeRoute, respond } from "../http/container";
+import { requireToken } from "../middleware/auth";
+import { userView } from "./views/user";
+
+export const meRoutes = new Hono<AppEnv>().get("/me", describeRoute("Get current user", "api/me#show"), requireToken("user"), async (c) => {
+  const profile = await findUserProfile(c.get("db"), c.get("caller").userId!);
+  if (!profile) throw new ApiError(404, "invalid_request", "User not found");
+  return respond(c, { object: "User", data: userView(profile) });
+});

@@ -1,0 +1,60 @@
+/**
+ * The spec's User object. Absent text is null, absent datetimes are false (as the spec has for
+ * `verified`, `lastLoggedIn` and `lastAuthenticated`), gender and birthday have the spec's
+ * defaults, and empty address collections are empty arrays.
+ */
+import type { UserProfile } from "../../db/queries/users";
+import { datetimeOrFalse, formatDatetime } from "../../http/datetime";
+
+/** Address rows of this type make up `currentLocation` rather than `addresses`. */
+export const CURRENT_LOCATION = "current";
+
+export function userView({ user, emails, phoneNumbers, addresses, accounts, merchantIds }: UserProfile) {
+  const deleted = user.status === -3;
+  const named = addresses.filter((a) => a.type !== CURRENT_LOCATION);
+  return {
+    id: user.legacyId,
+    userId: String(user.id),
+    uuid: user.uuid,
+    name: { familyName: user.familyName, givenName: user.givenName, formatted: user.formattedName },
+    displayName: user.displayName,
+    published: deleted ? false : formatDatetime(user.published),
+    updated: formatDatetime(user.updated),
+    status: user.status,
+    email: user.email,
+    emailVerified: datetimeOrFalse(user.emailVerified),
+    emails: emails.map((e) => ({ value: e.value, type: e.type, primary: e.primary, verified: e.verified })),
+    phoneNumber: user.phoneNumber,
+    phoneNumberVerified: datetimeOrFalse(user.phoneNumberVerified),
+    phoneNumbers: phoneNumbers.map((p) => ({ value: p.value, type: p.type, primary: p.primary, verified: p.verified })),
+    verified: datetimeOrFalse(user.verified),
+    url: user.url,
+    photo: user.photo,
+    preferredUsername: user.preferredUsername,
+    gender: user.gender,
+    birthday: user.birthday,
+    locale: user.locale,
+    utcOffset: user.utcOffset,
+    lastLoggedIn: datetimeOrFalse(user.lastLoggedIn),
+    lastAuthenticated: datetimeOrFalse(user.lastAuthenticated),
+    imported: datetimeOrFalse(user.imported),
+    migrated: datetimeOrFalse(user.migrated),
+    addresses: named.length === 0 ? [] : Object.fromEntries(named.map((a) => [a.type, addressView(a)])),
+    accounts: accounts.map((a) => ({ domain: a.domain, userId: a.accountUserId, username: a.username })),
+    merchants: merchantIds,
+    currentLocation: addresses.filter((a) => a.type === CURRENT_LOCATION).map(addressView),
+    tracking: user.tracking,
+  };
+}
+
+function addressView(a: UserProfile["addresses"][number]) {
+  return {
+    type: a.type,
+    formatted: a.formatted,
+    streetAddress: a.streetAddress,
+    postalCode: a.postalCode,
+    locality: a.locality,
+    region: a.region,
+    country: a.country,
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The Hono app: request pipeline, route mounts, and the one place errors become responses.
+ * Order matters: body limit before anything reads the body; encoding fixed before any parsing;
+ * the response format chosen before an /api error can be rendered.
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { methodNotAllowed } from "hono/method-not-allowed";
+import { getPath } from "hono/utils/url";
+import { clientRoutes } from "./api/clients";
+import { meRoutes } from "./api/me";
+import { statusRoutes } from "./api/status";
+import { versionRoutes } from "./api/version";
+import type { AppEnv } from "./env";
+import { ApiError, toApiError } from "./errors";
+import { API_VERSION, respondError } from "./http/container";
+import { routingPath } from "./http/format";
+import { attachDatabase, limitBody, normalizeEncoding, selectFormat } from "./middleware/request";
+import { oauthRoutes } from "./oauth/routes";
+import { publicKeySet } from "./oauth/tokens";
+
+const API_BASE = `/api/${API_VERSION}`;
+
+export const app = new Hono<AppEnv>({ getPath: (request) => routingPath(getPath(request)) });
+
+app.use(limitBody, normalizeEncoding, attachDatabase);
+app.use("/api/*", selectFormat);
+app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
+
+app.route("/oauth", oauthRoutes);
+app.get("/.well-known/jwks.json", async (c) => c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }));
+app.route(API_BASE, statusRoutes);
+app.route(API_BASE, versionRoutes);
+app.route(API_BASE, clientRoutes);
+app.route(API_BASE, meRoutes);
+
+app.notFound((c) => renderError(c, notFoundError(c.req.path)));
+app.onError((err, c) => renderError(c, toApiError(err)));
+
+/** The spec's error body: in the container under /api, bare JSON elsewhere (OAuth). */
+function renderError(c: Context<AppEnv>, err: ApiError): Response {
+  if (c.req.path.startsWith("/api/")) return respondError(c, err);
+  return c.json(err.body, err.status as 400, { "Cache-Control": "no-store", ...err.headers });
+}
+
+function notFoundError(path: string): ApiError {
+  const version = /^\/api\/([^/]+)/.exec(path)?.[1];
+  if (version !== undefined && version !== String(API_VERSION)) {
+    return new ApiError(404, "invalid_request", `This API version is not supported; use ${API_BASE}`);
+  }
+  return new ApiError(404, "invalid_request", "No endpoint at this path");
+}
+
+function methodNotAllowedError(methods: string[]): ApiError {
+  const allow = methods.join(", ");
+  return new ApiError(405, "invalid_request", `Method not allowed; use ${allow}`, { Allow: allow });
+}

@@ -1,0 +1,22 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "../client";
+import { clients } from "../schema";
+
+export type ClientRecord = typeof clients.$inferSelect;
+
+export async function findClient(db: Database, id: string): Promise<ClientRecord | undefined> {
+  return db.select().from(clients).where(eq(clients.id, id)).get();
+}
+
+export async function listMerchantClients(db: Database, merchantId: number): Promise<ClientRecord[]> {
+  return db.select().from(clients).where(eq(clients.merchantId, merchantId)).orderBy(clients.id).all();
+}
+
+/** The settings the rate limiter enforces for a client. */
+export async function findClientPolicy(db: Database, id: string) {
+  return db
+    .select({ rateLimit: clients.rateLimit, ipAllowList: clients.ipAllowList })
+    .from(clients)
+    .where(eq(clients.id, id))
+    .get();
+}

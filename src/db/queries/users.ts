@@ -1,0 +1,63 @@
+import { and, eq } from "drizzle-orm";
+import type { Database } from "../client";
+import { userAccounts, userAddresses, userClients, userEmails, userPhoneNumbers, users } from "../schema";
+
+export type UserRecord = typeof users.$inferSelect;
+
+/** A user with everything the User object shows. */
+export type UserProfile = {
+  user: UserRecord;
+  emails: (typeof userEmails.$inferSelect)[];
+  phoneNumbers: (typeof userPhoneNumbers.$inferSelect)[];
+  addresses: (typeof userAddresses.$inferSelect)[];
+  accounts: (typeof userAccounts.$inferSelect)[];
+  merchantIds: number[];
+};
+
+/** The user who owns an e-mail address (primary or not), for password sign-in. */
+export async function findUserByEmail(db: Database, email: string): Promise<UserRecord | undefined> {
+  const row = await db
+    .select({ user: users })
+    .from(userEmails)
+    .innerJoin(users, eq(users.id, userEmails.userId))
+    .where(eq(userEmails.value, email.trim().toLowerCase()))
+    .get();
+  return row?.user;
+}
+
+export async function isConnected(db: Database, clientId: string, userId: number): Promise<boolean> {
+  const row = await db
+    .select({ userId: userClients.userId })
+    .from(userClients)
+    .where(and(eq(userClients.clientId, clientId), eq(userClients.userId, userId)))
+    .get();
+  return row !== undefined;
+}
+
+/** Connects a user to a client (and so to its merchant); a no-op when already connected. */
+export function connectUser(db: Database, connection: { clientId: string; userId: number; merchantId: number }) {
+  return db.insert(userClients).values(connection).onConflictDoNothing();
+}
+
+export function recordPasswordSignIn(db: Database, userId: number, now: number) {
+  return db.update(users).set({ lastAuthenticated: now, lastLoggedIn: now }).where(eq(users.id, userId));
+}
+
+/** One round trip for the user and all of their parts. */
+export async function findUserProfile(db: Database, userId: number): Promise<UserProfile | undefined> {
+  const [found, emails, phoneNumbers, addresses, accounts, merchants] = await db.batch([
+    db.select().from(users).where(eq(users.id, userId)),
+    db.select().from(userEmails).where(eq(userEmails.userId, userId)).orderBy(userEmails.id),
+    db.select().from(userPhoneNumbers).where(eq(userPhoneNumbers.userId, userId)).orderBy(userPhoneNumbers.id),
+    db.select().from(userAddresses).where(eq(userAddresses.userId, userId)).orderBy(userAddresses.id),
+    db.select().from(userAccounts).where(eq(userAccounts.userId, userId)).orderBy(userAccounts.id),
+    db
+      .selectDistinct({ merchantId: userClients.merchantId })
+      .from(userClients)
+      .where(eq(userClients.userId, userId))
+      .orderBy(userClients.merchantId),
+  ]);
+  const user = found[0];
+  if (!user) return undefined;
+  return { user, emails, phoneNumbers, addresses, accounts, merchantIds: merchants.map((m) => m.merchantId) };
+}

@@ -1,0 +1,28 @@
+import type { Database } from "./db/client";
+import type { RateLimiter, RateLimitFigures } from "./durable-objects/rate-limiter";
+import type { RouteInfo } from "./http/container";
+import type { ResponseFormat } from "./http/format";
+import type { AccessTokenClaims } from "./oauth/tokens";
+
+/** Everything wrangler.toml and the secrets give the Worker. */
+export type Bindings = {
+  DB: D1Database;
+  /** Exchange codes and sign-in tokens (key layout in docs/storage.md). */
+  CODES: KVNamespace;
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  ENVIRONMENT: string;
+  BASE_URL: string;
+  TOKEN_SIGNING_KEYS: string;
+  DATA_PROTECTION_KEY: string;
+};
+
+/** Per-request values set by middleware; handlers read them, never rebuild them. */
+export type Variables = {
+  db: Database;
+  format: ResponseFormat;
+  route: RouteInfo;
+  caller: AccessTokenClaims;
+  rateLimit: RateLimitFigures;
+};
+
+export type AppEnv = { Bindings: Bindings; Variables: Variables };

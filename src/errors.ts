@@ -1,0 +1,62 @@
+/**
+ * The one error model. Code anywhere throws ApiError (API conditions) or OAuthError (OAuth and
+ * token conditions); app.ts's onError turns it into the spec's error body, inside the response
+ * container on /api/2 and bare on /oauth. Anything else thrown is a bug: it is logged and the
+ * client gets a generic 500 that reveals nothing.
+ */
+import { HTTPException } from "hono/http-exception";
+
+/** The spec's OAuth error codes, RFC 8707's invalid_target, and RFC 6749's server_error. */
+export type ErrorCode =
+  | "redirect_uri_mismatch"
+  | "unauthorized_client"
+  | "access_denied"
+  | "invalid_request"
+  | "invalid_client_id"
+  | "unsupported_response_type"
+  | "invalid_scope"
+  | "invalid_grant"
+  | "invalid_token"
+  | "expired_token"
+  | "insufficient_scope"
+  | "unsupported_grant_type"
+  | "invalid_target"
+  | "server_error";
+
+export type ErrorBody = {
+  error: ErrorCode;
+  error_code: number;
+  type: string;
+  error_description: string;
+};
+
+export class ApiError extends Error {
+  readonly type: string = "ApiException";
+
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    readonly description: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description);
+  }
+
+  get body(): ErrorBody {
+    return { error: this.code, error_code: this.status, type: this.type, error_description: this.description };
+  }
+}
+
+export class OAuthError extends ApiError {
+  override readonly type = "OAuthException";
+}
+
+/** Maps whatever was thrown to an ApiError; unexpected errors are logged here and only here. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException && err.status < 500) {
+    return new ApiError(err.status, "invalid_request", "Malformed request");
+  }
+  console.error("unhandled error", err instanceof Error ? (err.stack ?? err.message) : String(err));
+  return new ApiError(500, "server_error", "Internal server error");
+}

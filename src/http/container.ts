@@ -1,0 +1,110 @@
+/**
+ * The response container every /api/2 response travels in (spec "Response container").
+ * `respond` renders success, `respondError` failures; both honour the request's format.
+ */
+import type { Context } from "hono";
+import { routePath } from "hono/route";
+import type { AppEnv } from "../env";
+import type { ApiError, ErrorBody } from "../errors";
+import type { RateLimitFigures } from "../durable-objects/rate-limiter";
+
+export const CONTAINER_NAME = "Account and Commerce API";
+export const CONTAINER_VERSION = "1.0";
+export const API_VERSION = 2;
+
+export type RouteInfo = { name: string; controller: string };
+export type QueryParams = { options: Record<string, unknown>; where: Record<string, unknown> };
+export type CollectionMeta = { count: number; offset: number };
+
+type Payload = {
+  object: string;
+  data: unknown;
+  type?: "element" | "collection";
+  meta?: CollectionMeta | null;
+  params?: QueryParams;
+};
+
+/** Figures for requests that are not counted (no token, or rejected before counting). */
+const UNCOUNTED: RateLimitFigures = { limit: 0, remaining: 0, reset: 0 };
+
+/** Route middleware: names the endpoint for the container's `debug.route`. */
+export function describeRoute(name: string, controller: string) {
+  return async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    c.set("route", { name, controller });
+    await next();
+  };
+}
+
+export function respond(c: Context<AppEnv>, payload: Payload, status = 200): Response {
+  return render(c, status, {
+    object: payload.object,
+    type: payload.type ?? "element",
+    meta: payload.meta ?? null,
+    params: payload.params ?? { options: {}, where: {} },
+    error: null,
+    data: payload.data,
+  });
+}
+
+export function respondError(c: Context<AppEnv>, err: ApiError): Response {
+  const response = render(c, err.status, {
+    object: "Error",
+    type: "element",
+    meta: null,
+    params: { options: {}, where: {} },
+    error: err.body,
+    data: null,
+  });
+  for (const [name, value] of Object.entries(err.headers)) response.headers.set(name, value);
+  return response;
+}
+
+type Rendered = {
+  object: string;
+  type: "element" | "collection";
+  meta: CollectionMeta | null;
+  params: QueryParams;
+  error: ErrorBody | null;
+  data: unknown;
+};
+
+function render(c: Context<AppEnv>, status: number, body: Rendered): Response {
+  const route = c.get("route");
+  const figures = c.get("rateLimit");
+  const container = {
+    name: CONTAINER_NAME,
+    version: CONTAINER_VERSION,
+    api: API_VERSION,
+    object: body.object,
+    type: body.type,
+    code: status,
+    request: figures ?? UNCOUNTED,
+    debug: {
+      route: {
+        name: route?.name ?? "",
+        url: route ? routePath(c) : new URL(c.req.url).pathname,
+        controller: route?.controller ?? "",
+      },
+      params: body.params,
+    },
+    meta: body.meta,
+    error: body.error,
+    data: body.data,
+  };
+  const headers = new Headers({ "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
+  if (figures) {
+    headers.set("X-RateLimit-Limit", String(figures.limit));
+    headers.set("X-RateLimit-Remaining", String(figures.remaining));
+    headers.set("X-RateLimit-Reset", String(figures.reset));
+  }
+  const format = c.get("format");
+  if (format?.kind === "jsonp") {
+    // Browsers do not run a script served with an error status, so JSONP always answers 200 and
+    // the real status travels in the container's `code`. The comment prefix defeats
+    // content-sniffing attacks that abuse a reflected callback name.
+    headers.set("Content-Type", "application/javascript; charset=utf-8");
+    return new Response(`/**/${format.callback}(${JSON.stringify(container)});`, { status: 200, headers });
+  }
+  headers.set("Content-Type", "application/json; charset=utf-8");
+  return new Response(JSON.stringify(container), { status, headers });
+}

@@ -1,0 +1,111 @@
+/**
+ * Incoming query strings and form bodies must be UTF-8. A field that is not valid UTF-8 is read as
+ * ISO-8859-1 and re-encoded as UTF-8 (spec "Basics"), so that everything downstream, including the
+ * validators, only ever sees valid UTF-8. Valid input passes through untouched.
+ */
+
+const FORM_CONTENT_TYPE = "application/x-www-form-urlencoded";
+/** Throws on invalid UTF-8 instead of substituting U+FFFD. */
+export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Returns the request itself, or a copy whose query and form body are valid UTF-8. */
+export async function normalizeRequestEncoding(request: Request): Promise<Request> {
+  const url = new URL(request.url);
+  const query = normalizeForm(url.search.slice(1));
+  const isForm = request.headers.get("Content-Type")?.toLowerCase().startsWith(FORM_CONTENT_TYPE) ?? false;
+  if (!isForm || request.body === null) {
+    if (query === null) return request;
+    url.search = query;
+    return new Request(url, request);
+  }
+  const body = new Uint8Array(await request.arrayBuffer());
+  const normalizedBody = normalizeForm(body);
+  if (query !== null) url.search = query;
+  return new Request(url, { method: request.method, headers: request.headers, body: normalizedBody ?? body });
+}
+
+/**
+ * Re-encodes a form-encoded string or byte sequence when any of its fields is not valid UTF-8;
+ * returns null when it already is.
+ */
+function normalizeForm(input: string | Uint8Array): string | null {
+  const bytes = typeof input === "string" ? asciiBytes(input) : input;
+  if (!mayHoldNonAscii(bytes)) return null;
+  let changed = false;
+  const pairs = splitBytes(bytes, 0x26 /* & */).map((field) => {
+    const eq = field.indexOf(0x3d /* = */);
+    const parts = eq < 0 ? [field] : [field.subarray(0, eq), field.subarray(eq + 1)];
+    return parts
+      .map((part) => {
+        const decoded = percentDecode(part);
+        try {
+          return encodeURIComponent(strictUtf8.decode(decoded));
+        } catch {
+          changed = true;
+          return encodeURIComponent(latin1(decoded));
+        }
+      })
+      .join("=");
+  });
+  return changed ? pairs.join("&") : null;
+}
+
+/** True when the bytes contain a raw byte >= 0x80 or a percent escape of one. */
+function mayHoldNonAscii(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b >= 0x80) return true;
+    if (b === 0x25 /* % */ && i + 1 < bytes.length && hexValue(bytes[i + 1]!) >= 8) return true;
+  }
+  return false;
+}
+
+/** Form decoding to bytes: `+` is a space, `%XX` is one byte, malformed escapes stay literal. */
+function percentDecode(part: Uint8Array): Uint8Array {
+  const out = new Uint8Array(part.length);
+  let n = 0;
+  for (let i = 0; i < part.length; i++) {
+    const b = part[i]!;
+    if (b === 0x2b /* + */) {
+      out[n++] = 0x20;
+    } else if (b === 0x25 && i + 2 < part.length && hexValue(part[i + 1]!) >= 0 && hexValue(part[i + 2]!) >= 0) {
+      out[n++] = hexValue(part[i + 1]!) * 16 + hexValue(part[i + 2]!);
+      i += 2;
+    } else {
+      out[n++] = b;
+    }
+  }
+  return out.subarray(0, n);
+}
+
+function hexValue(b: number): number {
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  if (b >= 0x41 && b <= 0x46) return b - 0x37;
+  if (b >= 0x61 && b <= 0x66) return b - 0x57;
+  return -1;
+}
+
+/** ISO-8859-1 maps each byte to the code point of the same value. */
+function latin1(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return s;
+}
+
+function asciiBytes(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i) & 0xff;
+  return out;
+}
+
+function splitBytes(bytes: Uint8Array, separator: number): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  let start = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i === bytes.length || bytes[i] === separator) {
+      parts.push(bytes.subarray(start, i));
+      start = i + 1;
+    }
+  }
+  return parts;
+}

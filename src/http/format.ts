@@ -1,0 +1,32 @@
+/**
+ * Response formats chosen by URL suffix: none or `.json` is JSON, `.jsonp` wraps the container in a
+ * call to the function named by the `callback` query parameter. The suffix is stripped before
+ * routing (see app.ts getPath), so one route serves every format.
+ */
+import { ApiError } from "../errors";
+
+export type ResponseFormat = { kind: "json" } | { kind: "jsonp"; callback: string };
+
+const SUFFIX = /\.([A-Za-z0-9]+)$/;
+/** A plain identifier or a dotted path of them; nothing else is ever written into a script. */
+const CALLBACK = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
+const MAX_CALLBACK_LENGTH = 128;
+const DEFAULT_CALLBACK = "callback";
+
+/** The path the router sees: API paths lose their format suffix. */
+export function routingPath(pathname: string): string {
+  return pathname.startsWith("/api/") ? pathname.replace(SUFFIX, "") : pathname;
+}
+
+export function formatOf(url: URL): ResponseFormat {
+  const suffix = SUFFIX.exec(url.pathname)?.[1];
+  if (suffix === undefined || suffix === "json") return { kind: "json" };
+  if (suffix !== "jsonp") {
+    throw new ApiError(406, "invalid_request", `Unsupported format '${suffix}': this endpoint serves json and jsonp`);
+  }
+  const callback = url.searchParams.get("callback") ?? DEFAULT_CALLBACK;
+  if (callback.length > MAX_CALLBACK_LENGTH || !CALLBACK.test(callback)) {
+    throw new ApiError(400, "invalid_request", "Invalid callback: use a JavaScript identifier or a dotted path of identifiers");
+  }
+  return { kind: "jsonp", callback };
+}

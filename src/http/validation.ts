@@ -1,0 +1,37 @@
+/**
+ * zod validation that fails in the documented error format: a thin wrapper around zValidator
+ * whose hook throws, so no handler ever sees (or returns) raw zod output. Messages name the
+ * offending parameter but never echo its value.
+ */
+import { zValidator } from "@hono/zod-validator";
+import type { ValidationTargets } from "hono";
+import type { ZodType } from "zod";
+import { ApiError, OAuthError } from "../errors";
+
+type ErrorKind = "api" | "oauth";
+
+const FORM_CONTENT_TYPE = "application/x-www-form-urlencoded";
+
+export function validate<Target extends keyof ValidationTargets, Schema extends ZodType>(
+  target: Target,
+  schema: Schema,
+  kind: ErrorKind = "api",
+) {
+  return zValidator(target, schema, (result, c) => {
+    if (target === "form" && !c.req.header("Content-Type")?.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
+      throw invalidRequest(kind, `The request body must be ${FORM_CONTENT_TYPE}`);
+    }
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const name = issue?.path.join(".") || "request";
+      const input = result.data as Record<string, unknown> | undefined;
+      const missing = issue?.path.length === 1 && input?.[String(issue.path[0])] === undefined;
+      const problem = missing ? "is missing" : "is invalid or repeated";
+      throw invalidRequest(kind, `Parameter '${name}' ${problem}`);
+    }
+  });
+}
+
+function invalidRequest(kind: ErrorKind, description: string): ApiError {
+  return kind === "oauth" ? new OAuthError(400, "invalid_request", description) : new ApiError(400, "invalid_request", description);
+}

@@ -1,0 +1,41 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { OAuthError } from "../errors";
+import { type TokenKind, verifyAccessToken } from "../oauth/tokens";
+import { enforceClientLimits } from "./rate-limit";
+
+/** Longer than any token we issue; anything bigger is rejected before parsing. */
+const MAX_TOKEN_LENGTH = 4096;
+
+/**
+ * Route middleware for endpoints that need an access token (spec "Authentication"): verifies the
+ * token (no database), lets the client's rate limiter admit the request, then checks that the
+ * token is of the kind the endpoint requires.
+ */
+export function requireToken(accepted: TokenKind | "any") {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const caller = await verifyAccessToken(c.env, bearerToken(c.req.raw));
+    await enforceClientLimits(c, caller.clientId);
+    if (accepted !== "any" && caller.kind !== accepted) {
+      throw new OAuthError(403, "access_denied", `Access token rejected: this endpoint requires a ${accepted} token`);
+    }
+    c.set("caller", caller);
+    await next();
+  });
+}
+
+/** The token from `Authorization: Bearer` or `oauth_token`; exactly one of them (RFC 6750 §2). */
+function bearerToken(request: Request): string {
+  const header = request.headers.get("Authorization");
+  const fromHeader = header?.match(/^Bearer +(\S+) *$/i)?.[1];
+  const fromQuery = new URL(request.url).searchParams.getAll("oauth_token");
+  if (fromHeader !== undefined && fromQuery.length > 0) {
+    throw new OAuthError(400, "invalid_request", "Send the access token either in the Authorization header or as oauth_token, not both");
+  }
+  if (fromQuery.length > 1) throw new OAuthError(400, "invalid_request", "Parameter 'oauth_token' is repeated");
+  const token = fromHeader ?? fromQuery[0];
+  if (!token || token.length > MAX_TOKEN_LENGTH) {
+    throw new OAuthError(401, "invalid_token", "An access token is required", { "WWW-Authenticate": 'Bearer realm="api"' });
+  }
+  return token;
+}

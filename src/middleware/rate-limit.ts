@@ -1,0 +1,24 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { ApiError, OAuthError } from "../errors";
+import { clientIp } from "../http/ip";
+
+/**
+ * Asks the client's RateLimiter to admit the request: IP allow-list first (a refused address does
+ * not spend the client's quota), then the quota. Sets the figures the container reports.
+ */
+export async function enforceClientLimits(c: Context<AppEnv>, clientId: string): Promise<void> {
+  const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(clientId));
+  const admission = await limiter.admit(clientId, clientIp(c.req.raw));
+  switch (admission.outcome) {
+    case "unknown_client":
+      throw new OAuthError(404, "invalid_client_id", "Unknown client ID");
+    case "ip_not_allowed":
+      throw new OAuthError(403, "access_denied", "Requesting IP is not whitelisted");
+    case "rate_limited":
+      c.set("rateLimit", admission.figures);
+      throw new ApiError(420, "access_denied", "Rate limit exceeded", { "Retry-After": String(admission.figures.reset) });
+    case "admitted":
+      c.set("rateLimit", admission.figures);
+  }
+}

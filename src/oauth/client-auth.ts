@@ -1,0 +1,70 @@
+/**
+ * Client authentication at /oauth/token (RFC 6749 §2.3.1): HTTP Basic or client_id and
+ * client_secret in the body, never both. Every failure is the same 401 invalid_client_id, and an
+ * unknown client costs the same hash as a known one.
+ */
+import type { Context } from "hono";
+import { findClient, type ClientRecord } from "../db/queries/clients";
+import type { AppEnv } from "../env";
+import { OAuthError } from "../errors";
+import { strictUtf8 } from "../http/encoding";
+import { clientIp, ipAllowed } from "../http/ip";
+import { verifySecret } from "../security/data-protection";
+
+type BodyCredentials = { client_id?: string | undefined; client_secret?: string | undefined };
+type Credentials = { id: string; secret: string; method: "basic" | "body" };
+
+export async function authenticateClient(c: Context<AppEnv>, body: BodyCredentials): Promise<ClientRecord> {
+  const credentials = presentedCredentials(c.req.header("Authorization"), body);
+  const client = await findClient(c.get("db"), credentials.id);
+  const valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
+  if (!client || !valid) throw clientAuthFailed(credentials.method, "Client authentication failed");
+  if (!ipAllowed(client.ipAllowList, clientIp(c.req.raw))) {
+    throw new OAuthError(403, "access_denied", "Requesting IP is not whitelisted");
+  }
+  return client;
+}
+
+function presentedCredentials(authorization: string | undefined, body: BodyCredentials): Credentials {
+  const basic = authorization?.match(/^Basic +(\S+) *$/i)?.[1];
+  if (basic !== undefined) {
+    if (body.client_secret !== undefined) {
+      throw clientAuthFailed("basic", "Use one client authentication method: HTTP Basic or body parameters, not both");
+    }
+    const [id, secret] = decodeBasic(basic);
+    if (body.client_id !== undefined && body.client_id !== id) {
+      throw clientAuthFailed("basic", "client_id does not match the HTTP Basic credentials");
+    }
+    return { id, secret, method: "basic" };
+  }
+  if (!body.client_id || body.client_secret === undefined) {
+    throw clientAuthFailed("body", "Client authentication is required: HTTP Basic or client_id and client_secret");
+  }
+  return { id: body.client_id, secret: body.client_secret, method: "body" };
+}
+
+/** Basic credentials are the form-encoded id and secret joined by a colon, then base64 (§2.3.1). */
+function decodeBasic(encoded: string): [string, string] {
+  let decoded: string;
+  try {
+    decoded = strictUtf8.decode(Uint8Array.from(atob(encoded), (ch) => ch.charCodeAt(0)));
+  } catch {
+    throw clientAuthFailed("basic", "Malformed HTTP Basic credentials");
+  }
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) throw clientAuthFailed("basic", "Malformed HTTP Basic credentials");
+  return [formDecode(decoded.slice(0, colon)), formDecode(decoded.slice(colon + 1))];
+}
+
+function formDecode(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, " "));
+  } catch {
+    return value;
+  }
+}
+
+function clientAuthFailed(method: Credentials["method"], description: string): OAuthError {
+  const headers: Record<string, string> = method === "basic" ? { "WWW-Authenticate": 'Basic realm="oauth", charset="UTF-8"' } : {};
+  return new OAuthError(401, "invalid_client_id", description, headers);
+}

@@ -1,0 +1,73 @@
+/**
+ * grant_type=password: a user token for testing without a redirect (RFC 6749 §4.3), with a
+ * refresh token. The redirect URI must be registered for the client, exactly.
+ */
+import { base64url } from "jose";
+import { insertRefreshToken } from "../../db/queries/refresh-tokens";
+import { connectUser, findUserByEmail, isConnected, recordPasswordSignIn } from "../../db/queries/users";
+import { OAuthError } from "../../errors";
+import { hashSecret } from "../../security/data-protection";
+import { verifyPassword } from "../../security/password";
+import { issueAccessToken } from "../tokens";
+import type { Grant } from "./grant";
+
+/** Refresh tokens live 30 days (spec silent; see README "Decisions"). */
+export const REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600;
+const REFRESH_TOKEN_BYTES = 32;
+
+/** Statuses below 0 get no token: -1 inactive, -2 blocked, -3 deleted. */
+const REFUSED_STATUSES: Record<number, string> = { [-1]: "inactive", [-2]: "blocked", [-3]: "deleted" };
+
+export const passwordGrant: Grant = async ({ c, client, params, now }) => {
+  const { username, password, redirect_uri: redirectUri } = params;
+  if (!username) throw new OAuthError(400, "invalid_request", "Parameter 'username' is missing");
+  if (password === undefined) throw new OAuthError(400, "invalid_request", "Parameter 'password' is missing");
+  if (!redirectUri) throw new OAuthError(400, "invalid_request", "Parameter 'redirect_uri' is missing");
+  if (params.resource !== undefined) {
+    throw new OAuthError(400, "invalid_request", "Parameter 'resource' is only accepted with grant_type=client_credentials");
+  }
+  if (!client.redirectUris.includes(redirectUri)) {
+    throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
+  }
+
+  const db = c.get("db");
+  const user = await findUserByEmail(db, username);
+  const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
+  if (!user || !passwordMatches) throw new OAuthError(400, "invalid_grant", "Invalid username or password");
+  const refusal = REFUSED_STATUSES[user.status];
+  if (refusal) throw new OAuthError(400, "invalid_grant", `The user account is ${refusal}`);
+
+  const connected = await isConnected(db, client.id, user.id);
+  if (!connected && !client.autoApprove) {
+    throw new OAuthError(400, "invalid_grant", "The user has not granted this client access");
+  }
+
+  const refreshToken = base64url.encode(crypto.getRandomValues(new Uint8Array(REFRESH_TOKEN_BYTES)));
+  await db.batch([
+    insertRefreshToken(db, {
+      tokenHash: await hashSecret(c.env.DATA_PROTECTION_KEY, refreshToken),
+      clientId: client.id,
+      userId: user.id,
+      created: now,
+      expires: now + REFRESH_TOKEN_LIFETIME,
+    }),
+    recordPasswordSignIn(db, user.id, now),
+    connectUser(db, { clientId: client.id, userId: user.id, merchantId: client.merchantId }),
+  ]);
+
+  const accessToken = await issueAccessToken(
+    c.env,
+    { kind: "user", clientId: client.id, merchantId: client.merchantId, userId: user.id, scope: "", lifetime: client.accessTokenLifetime },
+    now,
+  );
+  return {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: client.accessTokenLifetime,
+    scope: "",
+    user_id: String(user.id),
+    is_admin: false,
+    refresh_token: refreshToken,
+    server_time: now,
+  };
+};
