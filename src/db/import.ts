@@ -15,11 +15,11 @@ import type {
   SQLiteTable,
   SQLiteUpdateSetSource,
 } from "drizzle-orm/sqlite-core";
-import { CURRENT_LOCATION } from "../api/views/user";
 import type { ImportFile } from "../schemas/import";
 import { hashSecret, sealSecret } from "../security/data-protection";
 import { hashPassword } from "../security/password";
 import * as s from "./schema";
+import { CURRENT_LOCATION } from "./schema";
 
 /** Any async SQLite driver: D1 in the Worker, a statement recorder in the Node import script. */
 // biome-ignore lint/suspicious/noExplicitAny: the driver's result type is irrelevant here

@@ -134,6 +134,9 @@ export const userPhoneNumbers = sqliteTable(
   (t) => [index("user_phone_numbers_user_idx").on(t.userId), index("user_phone_numbers_value_idx").on(t.value)],
 );
 
+/** Address rows of this type make up the User's `currentLocation` rather than `addresses`. */
+export const CURRENT_LOCATION = "current";
+
 export const userAddresses = sqliteTable(
   "user_addresses",
   {
@@ -141,7 +144,7 @@ export const userAddresses = sqliteTable(
     userId: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    /** home, delivery, invoice, ... ; `current` rows make up currentLocation. */
+    /** home, delivery, invoice, ... or CURRENT_LOCATION. */
     type: text("type").notNull(),
     formatted: text("formatted"),
     streetAddress: text("street_address"),

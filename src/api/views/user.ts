@@ -4,10 +4,8 @@
  * defaults, and empty address collections are empty arrays.
  */
 import type { UserProfile } from "../../db/queries/users";
+import { CURRENT_LOCATION } from "../../db/schema";
 import { datetimeOrFalse, formatDatetime } from "../../http/datetime";
-
-/** Address rows of this type make up `currentLocation` rather than `addresses`. */
-export const CURRENT_LOCATION = "current";
 
 export function userView({ user, emails, phoneNumbers, addresses, accounts, merchantIds }: UserProfile) {
   const deleted = user.status === -3;

@@ -1,0 +1,77 @@
+import { exports } from "cloudflare:workers";
+import demo from "../../data/demo.json";
+
+export const BASE = "https://accounts.test";
+
+/** A request through the Worker's real fetch handler. */
+export function call(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(`${BASE}${path}`, init));
+}
+
+export function postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+  return call(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+export function basicAuth(id: string, secret: string): Record<string, string> {
+  return { Authorization: `Basic ${btoa(`${id}:${secret}`)}` };
+}
+
+export const [webClient, appClient, fjordClient] = demo.clients as [
+  (typeof demo.clients)[number],
+  (typeof demo.clients)[number],
+  (typeof demo.clients)[number],
+];
+export const [ingrid, erik, kari] = demo.users as [
+  (typeof demo.users)[number],
+  (typeof demo.users)[number],
+  (typeof demo.users)[number],
+];
+
+type TokenBody = Record<string, unknown> & { access_token: string };
+
+export async function serverToken(client: { id: string; secret: string } = webClient, extra: Record<string, string> = {}): Promise<string> {
+  const res = await postForm("/oauth/token", { grant_type: "client_credentials", ...extra }, basicAuth(client.id, client.secret));
+  if (res.status !== 200) throw new Error(`server token: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as TokenBody).access_token;
+}
+
+export async function userTokenResponse(user: { email: string; password: string } = ingrid, client = webClient): Promise<TokenBody> {
+  const res = await postForm(
+    "/oauth/token",
+    { grant_type: "password", username: user.email, password: user.password, redirect_uri: client.redirectUris[0]! },
+    basicAuth(client.id, client.secret),
+  );
+  if (res.status !== 200) throw new Error(`user token: ${res.status} ${await res.text()}`);
+  return (await res.json()) as TokenBody;
+}
+
+export async function userToken(user?: { email: string; password: string }, client = webClient): Promise<string> {
+  return (await userTokenResponse(user, client)).access_token;
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { Authorization: `Bearer ${token}` };
+}
+
+/** The response container, loosely typed for assertions. */
+export type Container = {
+  name: string;
+  version: string;
+  api: number;
+  object: string;
+  type: string;
+  code: number;
+  request: { limit: number; remaining: number; reset: number };
+  debug: { route: { name: string; url: string; controller: string }; params: { options: unknown; where: unknown } };
+  meta: unknown;
+  error: { error: string; error_code: number; type: string; error_description: string } | null;
+  data: any;
+};
+
+export async function container(res: Response): Promise<Container> {
+  return (await res.json()) as Container;
+}

@@ -1,0 +1,20 @@
+import { env } from "cloudflare:workers";
+import demo from "../../data/demo.json";
+import { openDatabase } from "../../src/db/client";
+import { buildImportStatements } from "../../src/db/import";
+import { type ImportFile, importFileSchema } from "../../src/schemas/import";
+
+export { demo };
+
+/** Imports a file the way `npm run db:import` does: validated, hashed, one batch. */
+export async function importData(json: unknown): Promise<ImportFile> {
+  const file = importFileSchema.parse(json);
+  const db = openDatabase(env.DB);
+  const [first, ...rest] = await buildImportStatements(db, file, env.DATA_PROTECTION_KEY);
+  if (first) await db.batch([first, ...rest]);
+  return file;
+}
+
+export async function seedDemoData(): Promise<void> {
+  await importData(demo);
+}

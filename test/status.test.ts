@@ -1,0 +1,154 @@
+import { describe, expect, it } from "vitest";
+import { call, container } from "./helpers/http";
+
+const DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+describe("GET /api/2/status", () => {
+  it("answers with the status object in the full container, without a token", async () => {
+    const res = await call("/api/2/status");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    const body = await container(res);
+    expect(Object.keys(body)).toEqual(["name", "version", "api", "object", "type", "code", "request", "debug", "meta", "error", "data"]);
+    expect(body).toMatchObject({
+      api: 2,
+      object: "Status",
+      type: "element",
+      code: 200,
+      request: { limit: 0, remaining: 0, reset: 0 },
+      debug: { route: { name: "Get status", url: "/api/2/status", controller: "api/status#show" }, params: { options: {}, where: {} } },
+      meta: null,
+      error: null,
+    });
+    expect(typeof body.name).toBe("string");
+    expect(typeof body.version).toBe("string");
+    expect(Object.keys(body.data)).toEqual([
+      "oauth",
+      "apiVersion",
+      "apiRevision",
+      "webVersion",
+      "webRevision",
+      "currentTime",
+      "timeZone",
+      "block",
+      "platform",
+    ]);
+    expect(body.data).toMatchObject({ apiVersion: 2, apiRevision: "0", webVersion: "2.14.0", webRevision: "0", timeZone: "UTC", block: false, platform: "up" });
+    expect(body.data.currentTime).toMatch(DATETIME);
+    expect(body.data.oauth.grantTypes.split("|")).toEqual(expect.arrayContaining(["client_credentials", "password"]));
+  });
+
+  it("is not counted against any rate limit", async () => {
+    const res = await call("/api/2/status");
+    expect(res.headers.get("X-RateLimit-Limit")).toBeNull();
+  });
+
+  it("serves .json like no suffix", async () => {
+    const body = await container(await call("/api/2/status.json"));
+    expect(body.object).toBe("Status");
+    expect(body.debug.route.url).toBe("/api/2/status");
+  });
+});
+
+describe("GET /api/2/version", () => {
+  it("answers with exactly the version object's fields", async () => {
+    const body = await container(await call("/api/2/version"));
+    expect(body.object).toBe("Version");
+    expect(Object.keys(body.data)).toEqual(["apiVersion", "apiRevision", "webVersion", "webRevision", "currentTime", "timeZone"]);
+    expect(body.data).toMatchObject({ apiVersion: 2, apiRevision: "0", webVersion: "2.14.0", webRevision: "0", timeZone: "UTC" });
+    expect(body.data.currentTime).toMatch(DATETIME);
+  });
+});
+
+describe("JSONP", () => {
+  it("wraps the container in the default callback, served as JavaScript", async () => {
+    const res = await call("/api/2/version.jsonp");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("application/javascript; charset=utf-8");
+    expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    const text = await res.text();
+    const match = /^\/\*\*\/callback\((.*)\);$/s.exec(text);
+    expect(match).not.toBeNull();
+    expect(JSON.parse(match![1]!).data.webVersion).toBe("2.14.0");
+  });
+
+  it("uses the callback parameter, dotted paths included", async () => {
+    const text = await (await call("/api/2/status.jsonp?callback=App.handlers.status_1")).text();
+    expect(text.startsWith("/**/App.handlers.status_1({")).toBe(true);
+  });
+
+  it.each([
+    ["alert(1)//", "alert%281%29%2F%2F"],
+    ["a-b", "a-b"],
+    ["1abc", "1abc"],
+    ["a..b", "a..b"],
+    ["<script>", "%3Cscript%3E"],
+    ["empty", ""],
+    ["too long", "a".repeat(129)],
+  ])("rejects a callback that is not an identifier path (%s) without reflecting it", async (_, callback) => {
+    const res = await call(`/api/2/status.jsonp?callback=${callback}`);
+    expect(res.status).toBe(400);
+    expect(res.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    const text = await res.text();
+    if (callback.length > 0) expect(text).not.toContain(decodeURIComponent(callback));
+    const body = JSON.parse(text);
+    expect(body.code).toBe(400);
+    expect(body.error).toMatchObject({ error: "invalid_request", error_code: 400 });
+  });
+
+  it("delivers errors to the callback with status 200 and the real code in the container", async () => {
+    const res = await call("/api/2/clients.jsonp?callback=cb");
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const body = JSON.parse(/^\/\*\*\/cb\((.*)\);$/s.exec(text)![1]!);
+    expect(body.code).toBe(401);
+    expect(body.error.error).toBe("invalid_token");
+  });
+});
+
+describe("formats, paths and methods", () => {
+  it("refuses an unsupported format suffix with 406", async () => {
+    const res = await call("/api/2/status.xml");
+    expect(res.status).toBe(406);
+    const body = await container(res);
+    expect(body.error).toMatchObject({ error: "invalid_request", error_code: 406 });
+    expect(body.data).toBeNull();
+  });
+
+  it("answers an unknown API path with 404 in the container", async () => {
+    const res = await call("/api/2/nothing-here");
+    expect(res.status).toBe(404);
+    const body = await container(res);
+    expect(body).toMatchObject({ code: 404, object: "Error", error: { error: "invalid_request", error_code: 404, type: "ApiException" } });
+  });
+
+  it("answers an unsupported API version with 404 naming the supported one", async () => {
+    const body = await container(await call("/api/1/status"));
+    expect(body.code).toBe(404);
+    expect(body.error!.error_description).toContain("/api/2");
+  });
+
+  it("answers a wrong method with 405 and an Allow header", async () => {
+    const res = await call("/api/2/status", { method: "POST" });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("Allow")).toContain("GET");
+    expect((await container(res)).error!.error_code).toBe(405);
+  });
+
+  it("answers a wrong method on /oauth/token with a bare 405 error body", async () => {
+    const res = await call("/oauth/token");
+    expect(res.status).toBe(405);
+    expect(await res.json()).toMatchObject({ error: "invalid_request", error_code: 405 });
+  });
+
+  it("answers unknown paths outside the API with a bare 404 error body", async () => {
+    const res = await call("/nowhere");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      error: "invalid_request",
+      error_code: 404,
+      type: "ApiException",
+      error_description: "No endpoint at this path",
+    });
+  });
+});
