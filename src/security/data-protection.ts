@@ -6,7 +6,7 @@
  * - an AES-256-GCM key that seals client signing secrets, which must be recovered to sign responses.
  * Shared by the Worker and the Node import script.
  */
-import { base64url } from "jose";
+import { base64url, type CryptoKey } from "jose";
 import { timingSafeEqual } from "./constant-time";
 
 const encoder = new TextEncoder();

@@ -18,3 +18,23 @@ export async function importData(json: unknown): Promise<ImportFile> {
 export async function seedDemoData(): Promise<void> {
   await importData(demo);
 }
+
+/** Imports a fresh client of merchant 10 (unique id, so tests never share its rate-limit window). */
+export async function createClient(overrides: Record<string, unknown> = {}): Promise<{ id: string; secret: string }> {
+  const id = crypto.randomUUID().replace(/-/g, "").slice(0, 24);
+  const secret = `test-secret-${crypto.randomUUID()}`;
+  await importData({
+    clients: [
+      {
+        id,
+        secret,
+        name: `Test client ${id}`,
+        merchantId: 10,
+        redirectUris: ["https://test.example/callback"],
+        grantTypes: ["client_credentials", "password"],
+        ...overrides,
+      },
+    ],
+  });
+  return { id, secret };
+}

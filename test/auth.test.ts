@@ -1,0 +1,104 @@
+import { env } from "cloudflare:workers";
+import { generateKeyPair, SignJWT } from "jose";
+import { describe, expect, it } from "vitest";
+import { issueAccessToken } from "../src/oauth/tokens";
+import { bearer, call, container, serverToken, userToken, webClient } from "./helpers/http";
+
+const now = () => Math.floor(Date.now() / 1000);
+
+describe("sending a token", () => {
+  it("accepts the Authorization: Bearer header", async () => {
+    const res = await call("/api/2/clients", { headers: bearer(await serverToken()) });
+    expect(res.status).toBe(200);
+  });
+
+  it("accepts the oauth_token query parameter", async () => {
+    const res = await call(`/api/2/clients?oauth_token=${await serverToken()}`);
+    expect(res.status).toBe(200);
+  });
+
+  it("refuses a token sent both ways", async () => {
+    const token = await serverToken();
+    const res = await call(`/api/2/clients?oauth_token=${token}`, { headers: bearer(token) });
+    expect(res.status).toBe(400);
+    expect((await container(res)).error).toMatchObject({ error: "invalid_request", type: "OAuthException" });
+  });
+});
+
+describe("invalid tokens get 401 invalid_token", () => {
+  async function expectInvalid(headers: Record<string, string>) {
+    const res = await call("/api/2/clients", { headers });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("WWW-Authenticate")).toMatch(/^Bearer/);
+    const body = await container(res);
+    expect(body.code).toBe(401);
+    expect(body.error).toMatchObject({ error: "invalid_token", error_code: 401, type: "OAuthException" });
+    expect(body.request).toEqual({ limit: 0, remaining: 0, reset: 0 });
+    return body;
+  }
+
+  it("when no token is sent", async () => {
+    await expectInvalid({});
+  });
+
+  it("when the token is not a JWT", async () => {
+    await expectInvalid(bearer("not-a-token"));
+  });
+
+  it("when the payload was tampered with", async () => {
+    const [header, payload, signature] = (await serverToken()).split(".");
+    const claims = JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/")));
+    const forged = btoa(JSON.stringify({ ...claims, mid: 20 })).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+    await expectInvalid(bearer(`${header}.${forged}.${signature}`));
+  });
+
+  it("when the token has expired", async () => {
+    const expired = await issueAccessToken(
+      env,
+      { kind: "server", clientId: webClient.id, merchantId: 10, userId: null, scope: "", lifetime: 60 },
+      now() - 3600,
+    );
+    const body = await expectInvalid(bearer(expired));
+    expect(body.error!.error_description).toContain("expired");
+  });
+
+  it("when it is signed by a key we do not hold, even under our kid", async () => {
+    const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519" });
+    const kid = JSON.parse(env.TOKEN_SIGNING_KEYS)[0].kid as string;
+    const token = await new SignJWT({ client_id: webClient.id, token_use: "server", mid: 10, scope: "" })
+      .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid })
+      .setIssuer("https://accounts.test")
+      .setSubject(webClient.id)
+      .setAudience("https://accounts.test/api")
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(privateKey);
+    await expectInvalid(bearer(token));
+  });
+
+  it("when it is an unsigned token", async () => {
+    const encode = (value: object) => btoa(JSON.stringify(value)).replace(/=+$/, "");
+    const claims = { client_id: webClient.id, token_use: "server", mid: 10, iss: "https://accounts.test", aud: "https://accounts.test/api", sub: webClient.id, exp: now() + 600 };
+    await expectInvalid(bearer(`${encode({ alg: "none", typ: "at+jwt" })}.${encode(claims)}.`));
+  });
+
+  it("when it was issued for another resource server", async () => {
+    await expectInvalid(bearer(await serverToken(webClient, { resource: "api.nordicdaily.example" })));
+  });
+});
+
+describe("token types", () => {
+  it("refuses a user token on a server-token endpoint with 403", async () => {
+    const res = await call("/api/2/clients", { headers: bearer(await userToken()) });
+    expect(res.status).toBe(403);
+    const body = await container(res);
+    expect(body.error).toMatchObject({ error: "access_denied", error_code: 403 });
+    expect(body.error!.error_description).toContain("Access token rejected");
+  });
+
+  it("refuses a server token on a user-token endpoint with 403", async () => {
+    const res = await call("/api/2/me", { headers: bearer(await serverToken()) });
+    expect(res.status).toBe(403);
+    expect((await container(res)).error!.error_description).toContain("Access token rejected");
+  });
+});

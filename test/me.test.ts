@@ -1,0 +1,124 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { isConnected } from "../src/db/queries/users";
+import { basicAuth, bearer, call, container, erik, ingrid, postForm, userToken } from "./helpers/http";
+import { createClient } from "./helpers/seed";
+
+const USER_FIELDS = [
+  "id",
+  "userId",
+  "uuid",
+  "name",
+  "displayName",
+  "published",
+  "updated",
+  "status",
+  "email",
+  "emailVerified",
+  "emails",
+  "phoneNumber",
+  "phoneNumberVerified",
+  "phoneNumbers",
+  "verified",
+  "url",
+  "photo",
+  "preferredUsername",
+  "gender",
+  "birthday",
+  "locale",
+  "utcOffset",
+  "lastLoggedIn",
+  "lastAuthenticated",
+  "imported",
+  "migrated",
+  "addresses",
+  "accounts",
+  "merchants",
+  "currentLocation",
+  "tracking",
+];
+
+describe("GET /api/2/me", () => {
+  it("returns the token's own user with every field of the User object", async () => {
+    const res = await call("/api/2/me", { headers: bearer(await userToken(ingrid)) });
+    expect(res.status).toBe(200);
+    const body = await container(res);
+    expect(body).toMatchObject({ object: "User", type: "element", code: 200, error: null });
+    expect(Object.keys(body.data)).toEqual(USER_FIELDS);
+    expect(body.data).toMatchObject({
+      id: "4e1b3c5d7f9a",
+      userId: "1001",
+      uuid: ingrid.uuid,
+      name: { givenName: "Ingrid", familyName: "Hansen", formatted: "Ingrid Hansen" },
+      displayName: "Ingrid H.",
+      published: "2019-11-05 12:00:00",
+      updated: "2024-03-02 10:00:00",
+      status: 1,
+      email: "ingrid.hansen@example.org",
+      emailVerified: "2024-03-01 09:15:00",
+      phoneNumber: "+4791234567",
+      phoneNumberVerified: "2024-03-02 10:00:00",
+      gender: "female",
+      birthday: "1988-07-14",
+      locale: "nb_NO",
+      utcOffset: "+01:00",
+      addresses: { home: { type: "home", streetAddress: "Storgata 1", postalCode: "0155", locality: "Oslo", country: "NO" } },
+      accounts: [],
+      merchants: [10],
+      currentLocation: [],
+      tracking: false,
+    });
+    expect(body.data.emails).toEqual([
+      { value: "ingrid.hansen@example.org", type: "other", primary: true, verified: true },
+      { value: "ingrid@work.example", type: "work", primary: false, verified: true },
+    ]);
+    expect(body.data.phoneNumbers).toEqual([{ value: "+4791234567", type: "mobile", primary: true, verified: true }]);
+    expect(body.data.lastAuthenticated).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    expect(JSON.stringify(body.data)).not.toContain("pbkdf2");
+  });
+
+  it("fills the spec's defaults for a sparse user", async () => {
+    const body = await container(await call("/api/2/me", { headers: bearer(await userToken(erik)) }));
+    expect(body.data).toMatchObject({
+      id: null,
+      userId: "1002",
+      status: 0,
+      gender: "male",
+      birthday: "0000-00-00",
+      verified: false,
+      emailVerified: false,
+      phoneNumber: null,
+      phoneNumbers: [],
+      addresses: [],
+      currentLocation: [],
+      accounts: [],
+      tracking: false,
+      url: null,
+      photo: null,
+    });
+  });
+});
+
+describe("password grant and connections", () => {
+  it("refuses a user who never granted a client without auto-approval access", async () => {
+    const client = await createClient({ autoApprove: false });
+    const res = await postForm(
+      "/oauth/token",
+      { grant_type: "password", username: erik.email, password: erik.password, redirect_uri: "https://test.example/callback" },
+      basicAuth(client.id, client.secret),
+    );
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_grant" });
+  });
+
+  it("connects the user to an auto-approving client on sign-in", async () => {
+    const client = await createClient({ autoApprove: true });
+    const db = openDatabase(env.DB);
+    expect(await isConnected(db, client.id, 1002)).toBe(false);
+    const token = await userToken(erik, { ...client, redirectUris: ["https://test.example/callback"] });
+    expect(await isConnected(db, client.id, 1002)).toBe(true);
+    const body = await container(await call("/api/2/me", { headers: bearer(token) }));
+    expect(body.data.lastLoggedIn).not.toBe(false);
+  });
+});

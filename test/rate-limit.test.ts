@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { bearer, call, container, ingrid, serverToken, userToken } from "./helpers/http";
+import { createClient } from "./helpers/seed";
+
+describe("rate limits", () => {
+  it("reports limit, remaining and reset in the container and the headers", async () => {
+    const token = await serverToken(await createClient({ rateLimit: { limit: 10, windowSeconds: 60 } }));
+    const first = await call("/api/2/clients", { headers: bearer(token) });
+    const second = await call("/api/2/clients", { headers: bearer(token) });
+    const a = await container(first);
+    const b = await container(second);
+    expect(a.request).toMatchObject({ limit: 10, remaining: 9 });
+    expect(b.request).toMatchObject({ limit: 10, remaining: 8 });
+    expect(a.request.reset).toBeGreaterThan(0);
+    expect(a.request.reset).toBeLessThanOrEqual(60);
+    expect(second.headers.get("X-RateLimit-Limit")).toBe("10");
+    expect(second.headers.get("X-RateLimit-Remaining")).toBe("8");
+    expect(second.headers.get("X-RateLimit-Reset")).toBe(String(b.request.reset));
+  });
+
+  it("answers 420 once the quota is spent, with the error body and Retry-After", async () => {
+    const token = await serverToken(await createClient({ rateLimit: { limit: 2, windowSeconds: 60 } }));
+    for (let i = 0; i < 2; i++) expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(200);
+    const res = await call("/api/2/clients", { headers: bearer(token) });
+    expect(res.status).toBe(420);
+    expect(Number(res.headers.get("Retry-After"))).toBeGreaterThan(0);
+    const body = await container(res);
+    expect(body.code).toBe(420);
+    expect(body.error).toMatchObject({ error_code: 420, error_description: "Rate limit exceeded" });
+    expect(body.request).toMatchObject({ limit: 2, remaining: 0 });
+    expect(body.data).toBeNull();
+  });
+
+  it("counts user and server tokens of one client together, and each client apart", async () => {
+    const limited = await createClient({ rateLimit: { limit: 1, windowSeconds: 60 }, autoApprove: true });
+    const other = await createClient({ rateLimit: { limit: 1, windowSeconds: 60 } });
+    const user = await userToken(ingrid, { ...limited, redirectUris: ["https://test.example/callback"] });
+    expect((await call("/api/2/me", { headers: bearer(user) })).status).toBe(200);
+    expect((await call("/api/2/clients", { headers: bearer(await serverToken(limited)) })).status).toBe(420);
+    expect((await call("/api/2/clients", { headers: bearer(await serverToken(other)) })).status).toBe(200);
+  });
+
+  it("stops an over-limit request before any other check", async () => {
+    const client = await createClient({ rateLimit: { limit: 1, windowSeconds: 60 } });
+    const token = await serverToken(client);
+    await call("/api/2/clients", { headers: bearer(token) });
+    const wrongType = await call("/api/2/me", { headers: bearer(token) });
+    expect(wrongType.status).toBe(420);
+  });
+
+  it("uses the documented default quota for clients without one", async () => {
+    const token = await serverToken(await createClient());
+    const body = await container(await call("/api/2/clients", { headers: bearer(token) }));
+    expect(body.request).toMatchObject({ limit: 1000, remaining: 999 });
+    expect(body.request.reset).toBeLessThanOrEqual(3600);
+  });
+
+  it("does not count unauthenticated endpoints", async () => {
+    const token = await serverToken(await createClient({ rateLimit: { limit: 5, windowSeconds: 60 } }));
+    await call(`/api/2/status?oauth_token=${token}`);
+    const body = await container(await call("/api/2/clients", { headers: bearer(token) }));
+    expect(body.request.remaining).toBe(4);
+  });
+});
+
+describe("IP allow-list", () => {
+  it("refuses callers outside a non-empty allow-list with 403, without spending the quota", async () => {
+    const client = await createClient({ ipWhitelist: ["192.0.2.10", "2001:db8::1"], rateLimit: { limit: 5, windowSeconds: 60 } });
+    const tokenFromInside = await serverToken(client, {}, { "CF-Connecting-IP": "192.0.2.10" });
+    const outside = await call("/api/2/clients", { headers: { ...bearer(tokenFromInside), "CF-Connecting-IP": "198.51.100.7" } });
+    expect(outside.status).toBe(403);
+    const refused = await container(outside);
+    expect(refused.error).toMatchObject({ error: "access_denied", error_description: "Requesting IP is not whitelisted" });
+    const noIp = await call("/api/2/clients", { headers: bearer(tokenFromInside) });
+    expect(noIp.status).toBe(403);
+    const inside = await call("/api/2/clients", { headers: { ...bearer(tokenFromInside), "CF-Connecting-IP": "2001:DB8::1" } });
+    expect(inside.status).toBe(200);
+    expect((await container(inside)).request.remaining).toBe(4);
+  });
+});
