@@ -18,7 +18,8 @@ async function main(): Promise<number> {
   if (values.remote && values.env !== "staging" && values.env !== "production") {
     return fail("--remote needs --env staging or --env production");
   }
-  const dataProtectionKey = process.env.DATA_PROTECTION_KEY ?? (values.remote ? undefined : (await readDevVars()).DATA_PROTECTION_KEY);
+  const dataProtectionKey =
+    process.env.DATA_PROTECTION_KEY ?? (values.remote ? undefined : (await readDevVars()).DATA_PROTECTION_KEY);
   if (!dataProtectionKey) {
     return fail(
       values.remote
@@ -32,7 +33,8 @@ async function main(): Promise<number> {
     console.log(`Imported ${summarize(file)} into the ${values.remote ? `${values.env} (remote)` : "local"} database.`);
     return 0;
   } catch (err) {
-    if (err instanceof ImportFileError) return fail(`${path} is not a valid import file; nothing was written:\n  ${err.problems.join("\n  ")}`);
+    if (err instanceof ImportFileError)
+      return fail(`${path} is not a valid import file; nothing was written:\n  ${err.problems.join("\n  ")}`);
     return fail(err instanceof Error ? err.message : String(err));
   }
 }

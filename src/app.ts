@@ -28,7 +28,9 @@ app.use("/api/*", selectFormat);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 
 app.route("/oauth", oauthRoutes);
-app.get("/.well-known/jwks.json", async (c) => c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }));
+app.get("/.well-known/jwks.json", async (c) =>
+  c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }),
+);
 app.route(API_BASE, statusRoutes);
 app.route(API_BASE, versionRoutes);
 app.route(API_BASE, clientRoutes);

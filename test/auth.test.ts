@@ -48,7 +48,10 @@ describe("invalid tokens get 401 invalid_token", () => {
   it("when the payload was tampered with", async () => {
     const [header, payload, signature] = (await serverToken()).split(".");
     const claims = JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/")));
-    const forged = btoa(JSON.stringify({ ...claims, mid: 20 })).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+    const forged = btoa(JSON.stringify({ ...claims, mid: 20 }))
+      .replace(/=+$/, "")
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_");
     await expectInvalid(bearer(`${header}.${forged}.${signature}`));
   });
 
@@ -78,7 +81,15 @@ describe("invalid tokens get 401 invalid_token", () => {
 
   it("when it is an unsigned token", async () => {
     const encode = (value: object) => btoa(JSON.stringify(value)).replace(/=+$/, "");
-    const claims = { client_id: webClient.id, token_use: "server", mid: 10, iss: "https://accounts.test", aud: "https://accounts.test/api", sub: webClient.id, exp: now() + 600 };
+    const claims = {
+      client_id: webClient.id,
+      token_use: "server",
+      mid: 10,
+      iss: "https://accounts.test",
+      aud: "https://accounts.test/api",
+      sub: webClient.id,
+      exp: now() + 600,
+    };
     await expectInvalid(bearer(`${encode({ alg: "none", typ: "at+jwt" })}.${encode(claims)}.`));
   });
 

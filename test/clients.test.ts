@@ -31,15 +31,29 @@ describe("GET /api/2/clients", () => {
     const ours = await container(await call("/api/2/clients", { headers: bearer(await serverToken()) }));
     expect(ours.data).not.toHaveProperty(fjordClient.id);
     const theirs = await container(
-      await call("/api/2/clients", { headers: { ...bearer(await serverToken(fjordClient, {}, { "CF-Connecting-IP": "127.0.0.1" })), "CF-Connecting-IP": "127.0.0.1" } }),
+      await call("/api/2/clients", {
+        headers: {
+          ...bearer(await serverToken(fjordClient, {}, { "CF-Connecting-IP": "127.0.0.1" })),
+          "CF-Connecting-IP": "127.0.0.1",
+        },
+      }),
     );
     expect(Object.keys(theirs.data)).toEqual([fjordClient.id]);
   });
 
   it("never shows a secret, a hash or internal settings", async () => {
     const text = await (await call("/api/2/clients", { headers: bearer(await serverToken()) })).text();
-    for (const secret of [webClient.secret, webClient.signingSecret, appClient.secret, appClient.signingSecret]) expect(text).not.toContain(secret);
-    for (const field of ["secret", "secretHash", "signingSecret", "ipWhitelist", "ipAllowList", "rateLimit", "grantTypes"]) {
+    for (const secret of [webClient.secret, webClient.signingSecret, appClient.secret, appClient.signingSecret])
+      expect(text).not.toContain(secret);
+    for (const field of [
+      "secret",
+      "secretHash",
+      "signingSecret",
+      "ipWhitelist",
+      "ipAllowList",
+      "rateLimit",
+      "grantTypes",
+    ]) {
       expect(text).not.toContain(`"${field}"`);
     }
   });

@@ -25,7 +25,9 @@ describe("incoming data is UTF-8", () => {
   });
 
   it("reads an invalid percent-encoded sequence as ISO-8859-1", async () => {
-    const normalized = await normalizeRequestEncoding(formRequest("name=%F8l&other=%C3%A6", "?q=bl%E5b%E6r+gr%F8d&ok=1"));
+    const normalized = await normalizeRequestEncoding(
+      formRequest("name=%F8l&other=%C3%A6", "?q=bl%E5b%E6r+gr%F8d&ok=1"),
+    );
     const form = new URLSearchParams(await text(normalized));
     expect(form.get("name")).toBe("øl");
     expect(form.get("other")).toBe("æ");
@@ -35,7 +37,17 @@ describe("incoming data is UTF-8", () => {
   });
 
   it("reads raw ISO-8859-1 bytes in a form body as ISO-8859-1", async () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode("name="), 0x47, 0xf8, 0x74, 0x65, 0x62, 0x6f, 0x72, 0x67]);
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode("name="),
+      0x47,
+      0xf8,
+      0x74,
+      0x65,
+      0x62,
+      0x6f,
+      0x72,
+      0x67,
+    ]);
     const form = new URLSearchParams(await text(await normalizeRequestEncoding(formRequest(bytes))));
     expect(form.get("name")).toBe("Gøteborg");
   });
@@ -43,7 +55,11 @@ describe("incoming data is UTF-8", () => {
   it("authenticates a client whose secret arrives ISO-8859-1 encoded", async () => {
     const client = await createClient({ secret: "sëcret-with-latin1-ø-chars" });
     const body = `grant_type=client_credentials&client_id=${client.id}&client_secret=s%EBcret-with-latin1-%F8-chars`;
-    const res = await call("/oauth/token", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body });
+    const res = await call("/oauth/token", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body,
+    });
     expect(res.status).toBe(200);
   });
 

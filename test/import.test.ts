@@ -14,7 +14,17 @@ import { importData } from "./helpers/seed";
 const db = () => openDatabase(env.DB);
 
 async function rowCounts() {
-  const tables = [schema.merchants, schema.clients, schema.users, schema.userEmails, schema.userClients, schema.products, schema.digitalContents, schema.mails, schema.mailEvents];
+  const tables = [
+    schema.merchants,
+    schema.clients,
+    schema.users,
+    schema.userEmails,
+    schema.userClients,
+    schema.products,
+    schema.digitalContents,
+    schema.mails,
+    schema.mailEvents,
+  ];
   return Promise.all(tables.map(async (t) => (await db().select({ n: count() }).from(t).get())!.n));
 }
 
@@ -36,7 +46,9 @@ describe("import file format", () => {
     const user = await db().select().from(schema.users).where(eq(schema.users.id, 1001)).get();
     expect(user).toMatchObject({ uuid: example.users[0]!.uuid, status: 1, email: "ingrid.hansen@example.org" });
     const mail = await db().select().from(schema.mails).where(eq(schema.mails.token, "a9f3c1")).get();
-    expect(await db().select().from(schema.mailEvents).where(eq(schema.mailEvents.mailId, mail!.id)).all()).toHaveLength(1);
+    expect(
+      await db().select().from(schema.mailEvents).where(eq(schema.mailEvents.mailId, mail!.id)).all(),
+    ).toHaveLength(1);
   });
 
   it("stores passwords as PBKDF2 hashes and client secrets as keyed hashes, never in plain text", async () => {
@@ -45,11 +57,17 @@ describe("import file format", () => {
     expect(user.passwordHash).toMatch(/^pbkdf2-sha256\$100000\$[\w-]{22}\$[\w-]{43}$/);
     expect(await verifyPassword("correct horse battery staple", user.passwordHash)).toBe(true);
     expect(await verifyPassword("correct horse battery stapl", user.passwordHash)).toBe(false);
-    const client = (await db().select().from(schema.clients).where(eq(schema.clients.id, example.clients[0]!.id)).get())!;
+    const client = (await db()
+      .select()
+      .from(schema.clients)
+      .where(eq(schema.clients.id, example.clients[0]!.id))
+      .get())!;
     expect(JSON.stringify(client)).not.toContain(example.clients[0]!.secret);
     expect(JSON.stringify(client)).not.toContain(example.clients[0]!.signingSecret);
     expect(await verifySecret(env.DATA_PROTECTION_KEY, example.clients[0]!.secret, client.secretHash)).toBe(true);
-    expect(await openSecret(env.DATA_PROTECTION_KEY, client.signingSecretSealed!)).toBe(example.clients[0]!.signingSecret);
+    expect(await openSecret(env.DATA_PROTECTION_KEY, client.signingSecretSealed!)).toBe(
+      example.clients[0]!.signingSecret,
+    );
   });
 
   it("keeps a stored password when a re-import gives none", async () => {
@@ -64,13 +82,37 @@ describe("bad import files", () => {
   it.each([
     ["an invalid e-mail", { users: [{ ...example.users[1], email: "not-an-email" }] }, "users[0].email"],
     ["an unknown user status", { users: [{ ...example.users[1], status: 7 }] }, "users[0].status"],
-    ["a plain-http redirect URI", { clients: [{ ...example.clients[0], merchantId: 10, redirectUris: ["http://x.example/cb"] }] }, "clients[0].redirectUris[0]"],
-    ["a redirect URI with a forbidden character", { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/c@b"] }] }, "clients[0].redirectUris[0]"],
-    ["a redirect URI embedding another", { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=https://evil.example"] }] }, "clients[0].redirectUris[0]"],
-    ["a default redirect that is not registered", { clients: [{ ...example.clients[0], defaultRedirectUri: "https://other.example/" }] }, "clients[0].defaultRedirectUri"],
-    ["an unknown grant type", { clients: [{ ...example.clients[0], grantTypes: ["implicit"] }] }, "clients[0].grantTypes[0]"],
+    [
+      "a plain-http redirect URI",
+      { clients: [{ ...example.clients[0], merchantId: 10, redirectUris: ["http://x.example/cb"] }] },
+      "clients[0].redirectUris[0]",
+    ],
+    [
+      "a redirect URI with a forbidden character",
+      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/c@b"] }] },
+      "clients[0].redirectUris[0]",
+    ],
+    [
+      "a redirect URI embedding another",
+      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=https://evil.example"] }] },
+      "clients[0].redirectUris[0]",
+    ],
+    [
+      "a default redirect that is not registered",
+      { clients: [{ ...example.clients[0], defaultRedirectUri: "https://other.example/" }] },
+      "clients[0].defaultRedirectUri",
+    ],
+    [
+      "an unknown grant type",
+      { clients: [{ ...example.clients[0], grantTypes: ["implicit"] }] },
+      "clients[0].grantTypes[0]",
+    ],
     ["a duplicate client id", { clients: [example.clients[0], example.clients[0]] }, "clients[1].id"],
-    ["a merchant reference the file cannot resolve", { merchants: [example.merchants[0]], clients: [example.clients[2]] }, "clients[0].merchantId"],
+    [
+      "a merchant reference the file cannot resolve",
+      { merchants: [example.merchants[0]], clients: [example.clients[2]] },
+      "clients[0].merchantId",
+    ],
     ["an unknown top-level key", { ...example, customers: [] }, "(file)"],
     ["a price that is not minor units", { products: [{ ...example.products[0], price: 149.5 }] }, "products[0].price"],
     ["a malformed datetime", { users: [{ ...example.users[1], published: "yesterday" }] }, "users[0].published"],
@@ -83,7 +125,16 @@ describe("bad import files", () => {
   it("writes nothing when the database refuses any row of the batch", async () => {
     const file = importFileSchema.parse({
       merchants: [{ merchantId: 99, name: "Half Written" }],
-      users: [{ userId: "9901", uuid: crypto.randomUUID(), status: 1, published: "2024-01-01 00:00:00", updated: "2024-01-01 00:00:00", clients: ["no-such-client-000"] }],
+      users: [
+        {
+          userId: "9901",
+          uuid: crypto.randomUUID(),
+          status: 1,
+          published: "2024-01-01 00:00:00",
+          updated: "2024-01-01 00:00:00",
+          clients: ["no-such-client-000"],
+        },
+      ],
     });
     const statements = await buildImportStatements(db(), file, env.DATA_PROTECTION_KEY);
     await expect(db().batch(statements as [never])).rejects.toThrow();
@@ -94,10 +145,12 @@ describe("bad import files", () => {
 
 describe("SQL script for wrangler d1 execute", () => {
   it("carries hostile text intact, one statement per line", async () => {
-    const hostile = "O'Brien; DROP TABLE users; -- \"quoted\"\nnew line ? æøå 🙂";
+    const hostile = 'O\'Brien; DROP TABLE users; -- "quoted"\nnew line ? æøå 🙂';
     const file = importFileSchema.parse({ merchants: [{ merchantId: 77, name: hostile }] });
     const statements = await buildImportStatements(db(), file, env.DATA_PROTECTION_KEY);
-    const lines = toSqlScript(statements.map((s) => s.toSQL())).trimEnd().split("\n");
+    const lines = toSqlScript(statements.map((s) => s.toSQL()))
+      .trimEnd()
+      .split("\n");
     expect(lines).toHaveLength(statements.length);
     await env.DB.batch(lines.map((line) => env.DB.prepare(line)));
     const merchant = await db().select().from(schema.merchants).where(eq(schema.merchants.id, 77)).get();

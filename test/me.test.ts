@@ -63,7 +63,9 @@ describe("GET /api/2/me", () => {
       birthday: "1988-07-14",
       locale: "nb_NO",
       utcOffset: "+01:00",
-      addresses: { home: { type: "home", streetAddress: "Storgata 1", postalCode: "0155", locality: "Oslo", country: "NO" } },
+      addresses: {
+        home: { type: "home", streetAddress: "Storgata 1", postalCode: "0155", locality: "Oslo", country: "NO" },
+      },
       accounts: [],
       merchants: [10],
       currentLocation: [],
@@ -105,7 +107,12 @@ describe("password grant and connections", () => {
     const client = await createClient({ autoApprove: false });
     const res = await postForm(
       "/oauth/token",
-      { grant_type: "password", username: erik.email, password: erik.password, redirect_uri: "https://test.example/callback" },
+      {
+        grant_type: "password",
+        username: erik.email,
+        password: erik.password,
+        redirect_uri: "https://test.example/callback",
+      },
       basicAuth(client.id, client.secret),
     );
     expect(res.status).toBe(400);

@@ -4,11 +4,25 @@ import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { refreshTokens } from "../src/db/schema";
 import { hashSecret } from "../src/security/data-protection";
-import { appClient, basicAuth, call, erik, fjordClient, ingrid, kari, postForm, userTokenResponse, webClient } from "./helpers/http";
+import {
+  appClient,
+  basicAuth,
+  call,
+  erik,
+  fjordClient,
+  ingrid,
+  kari,
+  postForm,
+  userTokenResponse,
+  webClient,
+} from "./helpers/http";
 
 type OAuthErrorBody = { error: string; error_code: number; type: string; error_description: string };
 
-async function token(fields: Record<string, string>, headers: Record<string, string> = basicAuth(webClient.id, webClient.secret)) {
+async function token(
+  fields: Record<string, string>,
+  headers: Record<string, string> = basicAuth(webClient.id, webClient.secret),
+) {
   const res = await postForm("/oauth/token", fields, headers);
   return { res, body: (await res.json()) as Record<string, unknown> };
 }
@@ -31,7 +45,10 @@ describe("client_credentials", () => {
   });
 
   it("issues a server token with body client authentication", async () => {
-    const { res, body } = await token({ grant_type: "client_credentials", client_id: appClient.id, client_secret: appClient.secret }, {});
+    const { res, body } = await token(
+      { grant_type: "client_credentials", client_id: appClient.id, client_secret: appClient.secret },
+      {},
+    );
     expect(res.status).toBe(200);
     expect(body.expires_in).toBe(3600);
   });
@@ -41,10 +58,14 @@ describe("client_credentials", () => {
     const jwks = await (await call("/oauth/jwks")).json();
     expect(await (await call("/.well-known/jwks.json")).json()).toEqual(jwks);
     expect(JSON.stringify(jwks)).not.toContain('"d"');
-    const { payload, protectedHeader } = await jwtVerify(body.access_token as string, createLocalJWKSet(jwks as never), {
-      issuer: "https://accounts.test",
-      audience: "https://accounts.test/api",
-    });
+    const { payload, protectedHeader } = await jwtVerify(
+      body.access_token as string,
+      createLocalJWKSet(jwks as never),
+      {
+        issuer: "https://accounts.test",
+        audience: "https://accounts.test/api",
+      },
+    );
     expect(protectedHeader).toMatchObject({ alg: "EdDSA", typ: "at+jwt" });
     expect(protectedHeader.kid).toBeTruthy();
     expect(payload).toMatchObject({ sub: webClient.id, client_id: webClient.id, token_use: "server", mid: 10 });
@@ -64,14 +85,21 @@ describe("client_credentials", () => {
   });
 
   it("refuses a resource to a client that is not JWT-enabled", async () => {
-    const { res, body } = await token({ grant_type: "client_credentials", resource: "api.nordicdaily.example" }, basicAuth(appClient.id, appClient.secret));
+    const { res, body } = await token(
+      { grant_type: "client_credentials", resource: "api.nordicdaily.example" },
+      basicAuth(appClient.id, appClient.secret),
+    );
     expectOAuthError(res, body, 400, "unauthorized_client");
   });
 });
 
 describe("client authentication failures", () => {
   it("refuses HTTP Basic and body credentials at once", async () => {
-    const { res, body } = await token({ grant_type: "client_credentials", client_id: webClient.id, client_secret: webClient.secret });
+    const { res, body } = await token({
+      grant_type: "client_credentials",
+      client_id: webClient.id,
+      client_secret: webClient.secret,
+    });
     expectOAuthError(res, body, 401, "invalid_client_id");
   });
 
@@ -81,13 +109,19 @@ describe("client authentication failures", () => {
   });
 
   it("refuses an unknown client", async () => {
-    const { res, body } = await token({ grant_type: "client_credentials" }, basicAuth("ffffffffffffffffffffffff", "whatever-secret-123"));
+    const { res, body } = await token(
+      { grant_type: "client_credentials" },
+      basicAuth("ffffffffffffffffffffffff", "whatever-secret-123"),
+    );
     expectOAuthError(res, body, 401, "invalid_client_id");
     expect(res.headers.get("WWW-Authenticate")).toContain("Basic");
   });
 
   it("refuses a wrong secret, in the body too", async () => {
-    const { res, body } = await token({ grant_type: "client_credentials", client_id: webClient.id, client_secret: `${webClient.secret}x` }, {});
+    const { res, body } = await token(
+      { grant_type: "client_credentials", client_id: webClient.id, client_secret: `${webClient.secret}x` },
+      {},
+    );
     expectOAuthError(res, body, 401, "invalid_client_id");
   });
 
@@ -99,13 +133,19 @@ describe("client authentication failures", () => {
   it("refuses malformed Basic credentials", async () => {
     const { res, body } = await token({ grant_type: "client_credentials" }, { Authorization: "Basic %%%not-base64" });
     expectOAuthError(res, body, 401, "invalid_client_id");
-    const noColon = await token({ grant_type: "client_credentials" }, { Authorization: `Basic ${btoa("no-colon-here")}` });
+    const noColon = await token(
+      { grant_type: "client_credentials" },
+      { Authorization: `Basic ${btoa("no-colon-here")}` },
+    );
     expectOAuthError(noColon.res, noColon.body, 401, "invalid_client_id");
   });
 
   it("refuses a client whose IP allow-list does not hold the caller", async () => {
     const headers = basicAuth(fjordClient.id, fjordClient.secret);
-    const refused = await token({ grant_type: "client_credentials" }, { ...headers, "CF-Connecting-IP": "203.0.113.9" });
+    const refused = await token(
+      { grant_type: "client_credentials" },
+      { ...headers, "CF-Connecting-IP": "203.0.113.9" },
+    );
     expectOAuthError(refused.res, refused.body, 403, "access_denied");
     expect((refused.body as OAuthErrorBody).error_description).toBe("Requesting IP is not whitelisted");
     const allowed = await token({ grant_type: "client_credentials" }, { ...headers, "CF-Connecting-IP": "127.0.0.1" });
@@ -127,7 +167,12 @@ describe("grant and request failures", () => {
 
   it("refuses a grant type the client is not allowed", async () => {
     const { res, body } = await token(
-      { grant_type: "password", username: ingrid.email, password: ingrid.password, redirect_uri: appClient.redirectUris[0]! },
+      {
+        grant_type: "password",
+        username: ingrid.email,
+        password: ingrid.password,
+        redirect_uri: appClient.redirectUris[0]!,
+      },
       basicAuth(appClient.id, appClient.secret),
     );
     expectOAuthError(res, body, 400, "unauthorized_client");
@@ -168,7 +213,13 @@ describe("password", () => {
 
   it("issues a user token with a refresh token stored only as a hash", async () => {
     const body = await userTokenResponse(ingrid);
-    expect(body).toMatchObject({ token_type: "Bearer", expires_in: 604800, scope: "", user_id: "1001", is_admin: false });
+    expect(body).toMatchObject({
+      token_type: "Bearer",
+      expires_in: 604800,
+      scope: "",
+      user_id: "1001",
+      is_admin: false,
+    });
     const refresh = body.refresh_token as string;
     expect(refresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const rows = await openDatabase(env.DB).select().from(refreshTokens).all();
@@ -180,33 +231,68 @@ describe("password", () => {
   });
 
   it("accepts the username in any letter case", async () => {
-    const { res } = await token({ grant_type: "password", username: ingrid.email.toUpperCase(), password: ingrid.password, redirect_uri: redirect });
+    const { res } = await token({
+      grant_type: "password",
+      username: ingrid.email.toUpperCase(),
+      password: ingrid.password,
+      redirect_uri: redirect,
+    });
     expect(res.status).toBe(200);
   });
 
   it("refuses a wrong password and an unknown user alike", async () => {
-    const wrong = await token({ grant_type: "password", username: ingrid.email, password: "wrong password", redirect_uri: redirect });
+    const wrong = await token({
+      grant_type: "password",
+      username: ingrid.email,
+      password: "wrong password",
+      redirect_uri: redirect,
+    });
     expectOAuthError(wrong.res, wrong.body, 400, "invalid_grant");
-    const unknown = await token({ grant_type: "password", username: "nobody@example.org", password: "wrong password", redirect_uri: redirect });
+    const unknown = await token({
+      grant_type: "password",
+      username: "nobody@example.org",
+      password: "wrong password",
+      redirect_uri: redirect,
+    });
     expectOAuthError(unknown.res, unknown.body, 400, "invalid_grant");
     expect(unknown.body.error_description).toBe(wrong.body.error_description);
   });
 
   it("gives no token to a blocked user", async () => {
-    const { res, body } = await token({ grant_type: "password", username: kari.email, password: kari.password, redirect_uri: redirect });
+    const { res, body } = await token({
+      grant_type: "password",
+      username: kari.email,
+      password: kari.password,
+      redirect_uri: redirect,
+    });
     expectOAuthError(res, body, 400, "invalid_grant");
     expect(body.error_description).toContain("blocked");
   });
 
   it("refuses a redirect URI that is not registered exactly", async () => {
-    for (const uri of [`${redirect}/`, redirect.toUpperCase(), `${redirect}?x=1`, "https://evil.example/auth/callback"]) {
-      const { res, body } = await token({ grant_type: "password", username: ingrid.email, password: ingrid.password, redirect_uri: uri });
+    for (const uri of [
+      `${redirect}/`,
+      redirect.toUpperCase(),
+      `${redirect}?x=1`,
+      "https://evil.example/auth/callback",
+    ]) {
+      const { res, body } = await token({
+        grant_type: "password",
+        username: ingrid.email,
+        password: ingrid.password,
+        redirect_uri: uri,
+      });
       expectOAuthError(res, body, 400, "redirect_uri_mismatch");
     }
   });
 
   it.each(["username", "password", "redirect_uri"])("requires %s", async (missing) => {
-    const fields: Record<string, string> = { grant_type: "password", username: erik.email, password: erik.password, redirect_uri: redirect };
+    const fields: Record<string, string> = {
+      grant_type: "password",
+      username: erik.email,
+      password: erik.password,
+      redirect_uri: redirect,
+    };
     delete fields[missing];
     const { res, body } = await token(fields);
     expectOAuthError(res, body, 400, "invalid_request");

@@ -65,15 +65,25 @@ describe("rate limits", () => {
 
 describe("IP allow-list", () => {
   it("refuses callers outside a non-empty allow-list with 403, without spending the quota", async () => {
-    const client = await createClient({ ipWhitelist: ["192.0.2.10", "2001:db8::1"], rateLimit: { limit: 5, windowSeconds: 60 } });
+    const client = await createClient({
+      ipWhitelist: ["192.0.2.10", "2001:db8::1"],
+      rateLimit: { limit: 5, windowSeconds: 60 },
+    });
     const tokenFromInside = await serverToken(client, {}, { "CF-Connecting-IP": "192.0.2.10" });
-    const outside = await call("/api/2/clients", { headers: { ...bearer(tokenFromInside), "CF-Connecting-IP": "198.51.100.7" } });
+    const outside = await call("/api/2/clients", {
+      headers: { ...bearer(tokenFromInside), "CF-Connecting-IP": "198.51.100.7" },
+    });
     expect(outside.status).toBe(403);
     const refused = await container(outside);
-    expect(refused.error).toMatchObject({ error: "access_denied", error_description: "Requesting IP is not whitelisted" });
+    expect(refused.error).toMatchObject({
+      error: "access_denied",
+      error_description: "Requesting IP is not whitelisted",
+    });
     const noIp = await call("/api/2/clients", { headers: bearer(tokenFromInside) });
     expect(noIp.status).toBe(403);
-    const inside = await call("/api/2/clients", { headers: { ...bearer(tokenFromInside), "CF-Connecting-IP": "2001:DB8::1" } });
+    const inside = await call("/api/2/clients", {
+      headers: { ...bearer(tokenFromInside), "CF-Connecting-IP": "2001:DB8::1" },
+    });
     expect(inside.status).toBe(200);
     expect((await container(inside)).request.remaining).toBe(4);
   });

@@ -9,14 +9,29 @@ describe("GET /api/2/status", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
     const body = await container(res);
-    expect(Object.keys(body)).toEqual(["name", "version", "api", "object", "type", "code", "request", "debug", "meta", "error", "data"]);
+    expect(Object.keys(body)).toEqual([
+      "name",
+      "version",
+      "api",
+      "object",
+      "type",
+      "code",
+      "request",
+      "debug",
+      "meta",
+      "error",
+      "data",
+    ]);
     expect(body).toMatchObject({
       api: 2,
       object: "Status",
       type: "element",
       code: 200,
       request: { limit: 0, remaining: 0, reset: 0 },
-      debug: { route: { name: "Get status", url: "/api/2/status", controller: "api/status#show" }, params: { options: {}, where: {} } },
+      debug: {
+        route: { name: "Get status", url: "/api/2/status", controller: "api/status#show" },
+        params: { options: {}, where: {} },
+      },
       meta: null,
       error: null,
     });
@@ -33,7 +48,15 @@ describe("GET /api/2/status", () => {
       "block",
       "platform",
     ]);
-    expect(body.data).toMatchObject({ apiVersion: 2, apiRevision: "0", webVersion: "2.14.0", webRevision: "0", timeZone: "UTC", block: false, platform: "up" });
+    expect(body.data).toMatchObject({
+      apiVersion: 2,
+      apiRevision: "0",
+      webVersion: "2.14.0",
+      webRevision: "0",
+      timeZone: "UTC",
+      block: false,
+      platform: "up",
+    });
     expect(body.data.currentTime).toMatch(DATETIME);
     expect(body.data.oauth.grantTypes.split("|")).toEqual(expect.arrayContaining(["client_credentials", "password"]));
   });
@@ -54,8 +77,21 @@ describe("GET /api/2/version", () => {
   it("answers with exactly the version object's fields", async () => {
     const body = await container(await call("/api/2/version"));
     expect(body.object).toBe("Version");
-    expect(Object.keys(body.data)).toEqual(["apiVersion", "apiRevision", "webVersion", "webRevision", "currentTime", "timeZone"]);
-    expect(body.data).toMatchObject({ apiVersion: 2, apiRevision: "0", webVersion: "2.14.0", webRevision: "0", timeZone: "UTC" });
+    expect(Object.keys(body.data)).toEqual([
+      "apiVersion",
+      "apiRevision",
+      "webVersion",
+      "webRevision",
+      "currentTime",
+      "timeZone",
+    ]);
+    expect(body.data).toMatchObject({
+      apiVersion: 2,
+      apiRevision: "0",
+      webVersion: "2.14.0",
+      webRevision: "0",
+      timeZone: "UTC",
+    });
     expect(body.data.currentTime).toMatch(DATETIME);
   });
 });
@@ -119,7 +155,11 @@ describe("formats, paths and methods", () => {
     const res = await call("/api/2/nothing-here");
     expect(res.status).toBe(404);
     const body = await container(res);
-    expect(body).toMatchObject({ code: 404, object: "Error", error: { error: "invalid_request", error_code: 404, type: "ApiException" } });
+    expect(body).toMatchObject({
+      code: 404,
+      object: "Error",
+      error: { error: "invalid_request", error_code: 404, type: "ApiException" },
+    });
   });
 
   it("answers an unsupported API version with 404 naming the supported one", async () => {

@@ -12,6 +12,9 @@ export const clientRoutes = new Hono<AppEnv>().get(
   requireToken("server"),
   async (c) => {
     const clients = await listMerchantClients(c.get("db"), c.get("caller").merchantId);
-    return respond(c, { object: "Clients", data: Object.fromEntries(clients.map((client) => [client.id, clientView(client)])) });
+    return respond(c, {
+      object: "Clients",
+      data: Object.fromEntries(clients.map((client) => [client.id, clientView(client)])),
+    });
   },
 );

@@ -7,8 +7,13 @@ import { describeRoute, respond } from "../http/container";
 import { requireToken } from "../middleware/auth";
 import { userView } from "./views/user";
 
-export const meRoutes = new Hono<AppEnv>().get("/me", describeRoute("Get current user", "api/me#show"), requireToken("user"), async (c) => {
-  const profile = await findUserProfile(c.get("db"), c.get("caller").userId!);
-  if (!profile) throw new ApiError(404, "invalid_request", "User not found");
-  return respond(c, { object: "User", data: userView(profile) });
-});
+export const meRoutes = new Hono<AppEnv>().get(
+  "/me",
+  describeRoute("Get current user", "api/me#show"),
+  requireToken("user"),
+  async (c) => {
+    const profile = await findUserProfile(c.get("db"), c.get("caller").userId!);
+    if (!profile) throw new ApiError(404, "invalid_request", "User not found");
+    return respond(c, { object: "User", data: userView(profile) });
+  },
+);

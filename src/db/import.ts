@@ -30,7 +30,11 @@ export type ImportStatement = BatchItem<"sqlite"> & { toSQL(): { sql: string; pa
 type User = ImportFile["users"][number];
 type Address = User["currentLocation"][number];
 
-export async function buildImportStatements(db: AnyDatabase, file: ImportFile, dataProtectionKey: string): Promise<ImportStatement[]> {
+export async function buildImportStatements(
+  db: AnyDatabase,
+  file: ImportFile,
+  dataProtectionKey: string,
+): Promise<ImportStatement[]> {
   const upsert = <T extends SQLiteTable>(table: T, key: SQLiteColumn, row: SQLiteInsertValue<T>) => {
     const columns = getTableColumns(table) as Record<string, SQLiteColumn>;
     const set = Object.fromEntries(
@@ -58,7 +62,8 @@ export async function buildImportStatements(db: AnyDatabase, file: ImportFile, d
         alias: c.alias,
         domain: c.domain,
         secretHash: await hashSecret(dataProtectionKey, c.secret),
-        signingSecretSealed: c.signingSecret === undefined ? null : await sealSecret(dataProtectionKey, c.signingSecret),
+        signingSecretSealed:
+          c.signingSecret === undefined ? null : await sealSecret(dataProtectionKey, c.signingSecret),
         redirectUris: c.redirectUris,
         defaultRedirectUri: c.defaultRedirectUri,
         fields: c.fields,
@@ -136,7 +141,11 @@ export async function buildImportStatements(db: AnyDatabase, file: ImportFile, d
     ];
     for (const a of addresses) statements.push(db.insert(s.userAddresses).values(a));
     for (const a of u.accounts) {
-      statements.push(db.insert(s.userAccounts).values({ userId, domain: a.domain, accountUserId: a.userId ?? null, username: a.username ?? null }));
+      statements.push(
+        db
+          .insert(s.userAccounts)
+          .values({ userId, domain: a.domain, accountUserId: a.userId ?? null, username: a.username ?? null }),
+      );
     }
     for (const clientId of u.clients) {
       statements.push(
@@ -231,7 +240,12 @@ export async function buildImportStatements(db: AnyDatabase, file: ImportFile, d
 }
 
 /** The contact list with the primary value in it (added when only given as `email`/`phoneNumber`). */
-function withPrimary(list: User["emails"], primary: string | undefined, verified: boolean, type: string): User["emails"] {
+function withPrimary(
+  list: User["emails"],
+  primary: string | undefined,
+  verified: boolean,
+  type: string,
+): User["emails"] {
   if (primary === undefined) return list;
   if (list.some((c) => c.value === primary)) return list.map((c) => ({ ...c, primary: c.value === primary }));
   return [{ value: primary, type, primary: true, verified }, ...list.map((c) => ({ ...c, primary: false }))];

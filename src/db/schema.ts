@@ -32,23 +32,44 @@ export const clients = sqliteTable(
     secretHash: text("secret_hash").notNull(),
     /** AES-GCM sealed signing secret for response signing (see security/data-protection.ts). */
     signingSecretSealed: text("signing_secret_sealed"),
-    redirectUris: text("redirect_uris", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    redirectUris: text("redirect_uris", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     defaultRedirectUri: text("default_redirect_uri"),
-    fields: text("fields", { mode: "json" }).$type<Record<string, boolean | string>>().notNull().default(sql`'{}'`),
-    css: text("css", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
-    termsCss: text("terms_css", { mode: "json" }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
-    grantTypes: text("grant_types", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    fields: text("fields", { mode: "json" })
+      .$type<Record<string, boolean | string>>()
+      .notNull()
+      .default(sql`'{}'`),
+    css: text("css", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+    termsCss: text("terms_css", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+    grantTypes: text("grant_types", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     accessTokenLifetime: integer("access_token_lifetime").notNull().default(604800),
     autoApprove: integer("auto_approve", { mode: "boolean" }).notNull().default(false),
     enableSso: integer("enable_sso", { mode: "boolean" }).notNull().default(false),
     unregisteredPayments: integer("unregistered_payments", { mode: "boolean" }).notNull().default(false),
     universalDataAccess: integer("universal_data_access", { mode: "boolean" }).notNull().default(false),
     admin: integer("admin", { mode: "boolean" }).notNull().default(false),
-    ipAllowList: text("ip_allow_list", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    ipAllowList: text("ip_allow_list", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     /** Null means the service default (see durable-objects/rate-limiter.ts). */
     rateLimit: text("rate_limit", { mode: "json" }).$type<RateLimitSetting>(),
     jwt: integer("jwt", { mode: "boolean" }).notNull().default(false),
-    resources: text("resources", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    resources: text("resources", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     created: integer("created").notNull().default(now),
     updated: integer("updated").notNull().default(now),
   },

@@ -26,7 +26,11 @@ export function formatOf(url: URL): ResponseFormat {
   }
   const callback = url.searchParams.get("callback") ?? DEFAULT_CALLBACK;
   if (callback.length > MAX_CALLBACK_LENGTH || !CALLBACK.test(callback)) {
-    throw new ApiError(400, "invalid_request", "Invalid callback: use a JavaScript identifier or a dotted path of identifiers");
+    throw new ApiError(
+      400,
+      "invalid_request",
+      "Invalid callback: use a JavaScript identifier or a dotted path of identifiers",
+    );
   }
   return { kind: "jsonp", callback };
 }

@@ -5,33 +5,43 @@
  */
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
-import type { ZodType } from "zod";
+import * as z from "zod/mini";
+import type { $ZodType } from "zod/v4/core";
 import { ApiError, OAuthError } from "../errors";
 
 type ErrorKind = "api" | "oauth";
 
 const FORM_CONTENT_TYPE = "application/x-www-form-urlencoded";
 
-export function validate<Target extends keyof ValidationTargets, Schema extends ZodType>(
+export function validate<Target extends keyof ValidationTargets, Schema extends $ZodType>(
   target: Target,
   schema: Schema,
   kind: ErrorKind = "api",
 ) {
-  return zValidator(target, schema, (result, c) => {
-    if (target === "form" && !c.req.header("Content-Type")?.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
-      throw invalidRequest(kind, `The request body must be ${FORM_CONTENT_TYPE}`);
-    }
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      const name = issue?.path.join(".") || "request";
-      const input = result.data as Record<string, unknown> | undefined;
-      const missing = issue?.path.length === 1 && input?.[String(issue.path[0])] === undefined;
-      const problem = missing ? "is missing" : "is invalid or repeated";
-      throw invalidRequest(kind, `Parameter '${name}' ${problem}`);
-    }
-  });
+  // zod/mini schemas have no methods, so parsing goes through the function; its result type
+  // differs from classic zod's only in name.
+  const validationFunction = (s: Schema, value: unknown) => z.safeParseAsync(s, value) as never;
+  return zValidator(
+    target,
+    schema,
+    (result, c) => {
+      if (target === "form" && !c.req.header("Content-Type")?.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
+        throw invalidRequest(kind, `The request body must be ${FORM_CONTENT_TYPE}`);
+      }
+      if (!result.success) {
+        const issue = result.error.issues[0];
+        const name = issue?.path.join(".") || "request";
+        const input = result.data as Record<string, unknown> | undefined;
+        const missing = issue?.path.length === 1 && input?.[String(issue.path[0])] === undefined;
+        throw invalidRequest(kind, `Parameter '${name}' ${missing ? "is missing" : "is invalid or repeated"}`);
+      }
+    },
+    { validationFunction },
+  );
 }
 
 function invalidRequest(kind: ErrorKind, description: string): ApiError {
-  return kind === "oauth" ? new OAuthError(400, "invalid_request", description) : new ApiError(400, "invalid_request", description);
+  return kind === "oauth"
+    ? new OAuthError(400, "invalid_request", description)
+    : new ApiError(400, "invalid_request", description);
 }

@@ -30,12 +30,18 @@ function bearerToken(request: Request): string {
   const fromHeader = header?.match(/^Bearer +(\S+) *$/i)?.[1];
   const fromQuery = new URL(request.url).searchParams.getAll("oauth_token");
   if (fromHeader !== undefined && fromQuery.length > 0) {
-    throw new OAuthError(400, "invalid_request", "Send the access token either in the Authorization header or as oauth_token, not both");
+    throw new OAuthError(
+      400,
+      "invalid_request",
+      "Send the access token either in the Authorization header or as oauth_token, not both",
+    );
   }
   if (fromQuery.length > 1) throw new OAuthError(400, "invalid_request", "Parameter 'oauth_token' is repeated");
   const token = fromHeader ?? fromQuery[0];
   if (!token || token.length > MAX_TOKEN_LENGTH) {
-    throw new OAuthError(401, "invalid_token", "An access token is required", { "WWW-Authenticate": 'Bearer realm="api"' });
+    throw new OAuthError(401, "invalid_token", "An access token is required", {
+      "WWW-Authenticate": 'Bearer realm="api"',
+    });
   }
   return token;
 }

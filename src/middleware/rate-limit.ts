@@ -17,7 +17,9 @@ export async function enforceClientLimits(c: Context<AppEnv>, clientId: string):
       throw new OAuthError(403, "access_denied", "Requesting IP is not whitelisted");
     case "rate_limited":
       c.set("rateLimit", admission.figures);
-      throw new ApiError(420, "access_denied", "Rate limit exceeded", { "Retry-After": String(admission.figures.reset) });
+      throw new ApiError(420, "access_denied", "Rate limit exceeded", {
+        "Retry-After": String(admission.figures.reset),
+      });
     case "admitted":
       c.set("rateLimit", admission.figures);
   }

@@ -65,6 +65,7 @@ function formDecode(value: string): string {
 }
 
 function clientAuthFailed(method: Credentials["method"], description: string): OAuthError {
-  const headers: Record<string, string> = method === "basic" ? { "WWW-Authenticate": 'Basic realm="oauth", charset="UTF-8"' } : {};
+  const headers: Record<string, string> =
+    method === "basic" ? { "WWW-Authenticate": 'Basic realm="oauth", charset="UTF-8"' } : {};
   return new OAuthError(401, "invalid_client_id", description, headers);
 }

@@ -129,8 +129,13 @@ export async function verifyAccessToken(env: Bindings, token: string): Promise<A
   } catch (err) {
     if (!(err instanceof joseErrors.JOSEError)) throw err;
     const expired = err instanceof joseErrors.JWTExpired;
-    throw new OAuthError(401, "invalid_token", expired ? "The access token has expired" : "The access token is invalid", {
-      "WWW-Authenticate": `Bearer error="invalid_token", error_description="${expired ? "expired" : "invalid"}"`,
-    });
+    throw new OAuthError(
+      401,
+      "invalid_token",
+      expired ? "The access token has expired" : "The access token is invalid",
+      {
+        "WWW-Authenticate": `Bearer error="invalid_token", error_description="${expired ? "expired" : "invalid"}"`,
+      },
+    );
   }
 }

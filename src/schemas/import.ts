@@ -6,7 +6,7 @@
  * resolve within the file; when it has none, they may name rows already in the database, and the
  * database's foreign keys check them inside the same all-or-nothing batch.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/;
 
@@ -27,12 +27,29 @@ const datetime = z.union([
 ]);
 
 /** Integers that the API serializes as strings may be given either way. */
-const integerId = z.union([z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,15}$/).transform(Number)]);
-const flag = z.union([z.boolean(), z.enum(["0", "1"]).transform((v) => v === "1"), z.literal(0).transform(() => false), z.literal(1).transform(() => true)]);
+const integerId = z.union([
+  z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .transform(Number),
+]);
+const flag = z.union([
+  z.boolean(),
+  z.enum(["0", "1"]).transform((v) => v === "1"),
+  z.literal(0).transform(() => false),
+  z.literal(1).transform(() => true),
+]);
 const text = (max = 255) => z.string().max(max);
-const email = z.email().max(254).transform((v) => v.toLowerCase());
+const email = z
+  .email()
+  .max(254)
+  .transform((v) => v.toLowerCase());
 const oneOf = <T extends number>(values: readonly T[], what: string) =>
-  z.number().int().refine((v): v is T => (values as readonly number[]).includes(v), `${what} must be one of ${values.join(", ")}`);
+  z
+    .number()
+    .int()
+    .refine((v): v is T => (values as readonly number[]).includes(v), `${what} must be one of ${values.join(", ")}`);
 
 export const USER_STATUSES = [1, 0, -1, -2, -3] as const;
 export const PRODUCT_STATUSES = [-1, 0, 1, 2, 3] as const;
@@ -54,8 +71,14 @@ const redirectUri = z
   .string()
   .max(2048)
   .refine((uri) => URL.canParse(uri) && new URL(uri).protocol === "https:", "redirect URIs must be absolute https URLs")
-  .refine((uri) => !FORBIDDEN_IN_REDIRECT.test(uri), "redirect URIs must not contain whitespace or ! ( ) [ ] { } ; ' , < > « » “ ” ‘ ’ @ \" `")
-  .refine((uri) => !/(?:https?:|https?%3a)/i.test(uri.slice("https:".length)), "redirect URIs must not embed another URI");
+  .refine(
+    (uri) => !FORBIDDEN_IN_REDIRECT.test(uri),
+    "redirect URIs must not contain whitespace or ! ( ) [ ] { } ; ' , < > « » “ ” ‘ ’ @ \" `",
+  )
+  .refine(
+    (uri) => !/(?:https?:|https?%3a)/i.test(uri.slice("https:".length)),
+    "redirect URIs must not embed another URI",
+  );
 
 const merchant = z.object({ merchantId: integerId, name: text() });
 
@@ -83,13 +106,19 @@ const client = z
     unregisteredPayments: flag.default(false),
     universalDataAccess: flag.default(false),
     admin: flag.default(false),
-    ipWhitelist: z.array(z.union([z.ipv4(), z.ipv6()])).max(100).default([]),
+    ipWhitelist: z
+      .array(z.union([z.ipv4(), z.ipv6()]))
+      .max(100)
+      .default([]),
     rateLimit: z
       .object({ limit: z.number().int().min(1).max(10_000_000), windowSeconds: z.number().int().min(1).max(86_400) })
       .nullable()
       .default(null),
     jwt: flag.default(false),
-    resources: z.array(z.string().regex(/^[a-z0-9.-]+(?::\d+)?$/i, "resources are domain names")).max(50).default([]),
+    resources: z
+      .array(z.string().regex(/^[a-z0-9.-]+(?::\d+)?$/i, "resources are domain names"))
+      .max(50)
+      .default([]),
   })
   .refine((c) => c.defaultRedirectUri === null || c.redirectUris.includes(c.defaultRedirectUri), {
     message: "defaultRedirectUri must be one of redirectUris",
@@ -120,19 +149,36 @@ const user = z.object({
   status: oneOf(USER_STATUSES, "status"),
   email: email.optional(),
   emailVerified: datetime.optional(),
-  emails: z.array(contact.extend({ value: email })).max(50).default([]),
+  emails: z
+    .array(contact.extend({ value: email }))
+    .max(50)
+    .default([]),
   phoneNumber: text(32).optional(),
   phoneNumberVerified: datetime.optional(),
-  phoneNumbers: z.array(contact.extend({ type: text(32).default("mobile") })).max(50).default([]),
-  name: z.object({ givenName: text().optional(), familyName: text().optional(), formatted: text().optional() }).default({}),
+  phoneNumbers: z
+    .array(contact.extend({ type: text(32).default("mobile") }))
+    .max(50)
+    .default([]),
+  name: z
+    .object({ givenName: text().optional(), familyName: text().optional(), formatted: text().optional() })
+    .default({}),
   displayName: text().optional(),
   preferredUsername: text().optional(),
   url: text(2048).optional(),
   photo: text(2048).optional(),
   gender: z.enum(["undisclosed", "female", "male", "other", "withheld"]).default("undisclosed"),
-  birthday: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "expected YYYY-MM-DD (year 0000 when unknown)").default("0000-00-00"),
-  locale: z.string().regex(/^[a-z]{2,3}_[A-Z]{2}$/, "expected a locale such as nb_NO").optional(),
-  utcOffset: z.string().regex(/^[+-]\d{2}:\d{2}$/, "expected an offset such as +01:00").optional(),
+  birthday: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, "expected YYYY-MM-DD (year 0000 when unknown)")
+    .default("0000-00-00"),
+  locale: z
+    .string()
+    .regex(/^[a-z]{2,3}_[A-Z]{2}$/, "expected a locale such as nb_NO")
+    .optional(),
+  utcOffset: z
+    .string()
+    .regex(/^[+-]\d{2}:\d{2}$/, "expected an offset such as +01:00")
+    .optional(),
   verified: datetime.optional(),
   tracking: z.boolean().default(false),
   published: datetime,
@@ -143,7 +189,10 @@ const user = z.object({
   migrated: datetime.optional(),
   addresses: z
     .record(
-      z.string().regex(/^[A-Za-z]{1,32}$/, "address types are words such as home or delivery").refine((type) => type !== "current", "use currentLocation for the current location"),
+      z
+        .string()
+        .regex(/^[A-Za-z]{1,32}$/, "address types are words such as home or delivery")
+        .refine((type) => type !== "current", "use currentLocation for the current location"),
       address,
     )
     .default({}),
@@ -219,7 +268,10 @@ const mail = z.object({
   userEmail: email,
   created: datetime,
   token: z.string().min(1).max(255),
-  events: z.array(z.object({ event: text(64), timestamp: datetime })).max(1000).default([]),
+  events: z
+    .array(z.object({ event: text(64), timestamp: datetime }))
+    .max(1000)
+    .default([]),
 });
 
 export const importFileSchema = z
@@ -245,7 +297,11 @@ export const importFileSchema = z
       for (const e of new Set([...(u.email ? [u.email] : []), ...u.emails.map((x) => x.value)])) {
         const owner = owners.get(e);
         if (owner !== undefined && owner !== i) {
-          ctx.addIssue({ code: "custom", message: "this e-mail address already belongs to another user in the file", path: ["users", i, "emails"] });
+          ctx.addIssue({
+            code: "custom",
+            message: "this e-mail address already belongs to another user in the file",
+            path: ["users", i, "emails"],
+          });
         }
         owners.set(e, i);
       }
@@ -256,15 +312,21 @@ export const importFileSchema = z
     const productIds = new Set(file.products.map((p) => p.productId));
     const userIds = new Set(file.users.map((u) => u.userId));
     const inFile = <T>(ids: Set<T>, id: T, listed: boolean, path: (string | number)[], what: string) => {
-      if (listed && !ids.has(id)) ctx.addIssue({ code: "custom", message: `no ${what} with this id in the file`, path });
+      if (listed && !ids.has(id))
+        ctx.addIssue({ code: "custom", message: `no ${what} with this id in the file`, path });
     };
-    file.clients.forEach((c, i) => inFile(merchantIds, c.merchantId, file.merchants.length > 0, ["clients", i, "merchantId"], "merchant"));
+    file.clients.forEach((c, i) =>
+      inFile(merchantIds, c.merchantId, file.merchants.length > 0, ["clients", i, "merchantId"], "merchant"),
+    );
     file.users.forEach((u, i) =>
-      u.clients.forEach((id, j) => inFile(clientIds, id, file.clients.length > 0, ["users", i, "clients", j], "client")),
+      u.clients.forEach((id, j) =>
+        inFile(clientIds, id, file.clients.length > 0, ["users", i, "clients", j], "client"),
+      ),
     );
     file.products.forEach((p, i) => {
       inFile(clientIds, p.clientId, file.clients.length > 0, ["products", i, "clientId"], "client");
-      if (p.parentProductId !== undefined) inFile(productIds, p.parentProductId, true, ["products", i, "parentProductId"], "product");
+      if (p.parentProductId !== undefined)
+        inFile(productIds, p.parentProductId, true, ["products", i, "parentProductId"], "product");
     });
     file.digitalContents.forEach((d, i) => {
       inFile(productIds, d.productId, file.products.length > 0, ["digitalContents", i, "productId"], "product");
@@ -288,7 +350,9 @@ function unique<T>(ctx: z.RefinementCtx, list: T[], name: string, field: string,
 /** One line per problem, each naming the path in the file, e.g. `users[2].email: Invalid email address`. */
 export function describeImportErrors(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
-    const path = issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
+    const path = issue.path
+      .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+      .join("");
     return `${path || "(file)"}: ${issue.message}`;
   });
 }

@@ -8,7 +8,11 @@ export function call(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(new Request(`${BASE}${path}`, init));
 }
 
-export function postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+export function postForm(
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return call(path, {
     method: "POST",
     headers: { "Content-Type": "application/x-www-form-urlencoded", ...headers },
@@ -33,15 +37,26 @@ export const [ingrid, erik, kari] = demo.users as [
 
 type TokenBody = Record<string, unknown> & { access_token: string };
 
-export async function serverToken(client: { id: string; secret: string } = webClient, extra: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<string> {
-  const res = await postForm("/oauth/token", { grant_type: "client_credentials", ...extra }, { ...basicAuth(client.id, client.secret), ...headers });
+export async function serverToken(
+  client: { id: string; secret: string } = webClient,
+  extra: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const res = await postForm(
+    "/oauth/token",
+    { grant_type: "client_credentials", ...extra },
+    { ...basicAuth(client.id, client.secret), ...headers },
+  );
   if (res.status !== 200) throw new Error(`server token: ${res.status} ${await res.text()}`);
   return ((await res.json()) as TokenBody).access_token;
 }
 
 type PasswordClient = { id: string; secret: string; redirectUris: string[] };
 
-export async function userTokenResponse(user: { email: string; password: string } = ingrid, client: PasswordClient = webClient): Promise<TokenBody> {
+export async function userTokenResponse(
+  user: { email: string; password: string } = ingrid,
+  client: PasswordClient = webClient,
+): Promise<TokenBody> {
   const res = await postForm(
     "/oauth/token",
     { grant_type: "password", username: user.email, password: user.password, redirect_uri: client.redirectUris[0]! },
@@ -51,7 +66,10 @@ export async function userTokenResponse(user: { email: string; password: string 
   return (await res.json()) as TokenBody;
 }
 
-export async function userToken(user?: { email: string; password: string }, client: PasswordClient = webClient): Promise<string> {
+export async function userToken(
+  user?: { email: string; password: string },
+  client: PasswordClient = webClient,
+): Promise<string> {
   return (await userTokenResponse(user, client)).access_token;
 }
 

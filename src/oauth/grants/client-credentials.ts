@@ -7,7 +7,15 @@ export const clientCredentialsGrant: Grant = async ({ c, client, params, now }) 
   const audience = params.resource === undefined ? undefined : registeredResource(client, params.resource);
   const accessToken = await issueAccessToken(
     c.env,
-    { kind: "server", clientId: client.id, merchantId: client.merchantId, userId: null, scope: "", lifetime: client.accessTokenLifetime, audience },
+    {
+      kind: "server",
+      clientId: client.id,
+      merchantId: client.merchantId,
+      userId: null,
+      scope: "",
+      lifetime: client.accessTokenLifetime,
+      audience,
+    },
     now,
   );
   return {

@@ -24,7 +24,11 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   if (password === undefined) throw new OAuthError(400, "invalid_request", "Parameter 'password' is missing");
   if (!redirectUri) throw new OAuthError(400, "invalid_request", "Parameter 'redirect_uri' is missing");
   if (params.resource !== undefined) {
-    throw new OAuthError(400, "invalid_request", "Parameter 'resource' is only accepted with grant_type=client_credentials");
+    throw new OAuthError(
+      400,
+      "invalid_request",
+      "Parameter 'resource' is only accepted with grant_type=client_credentials",
+    );
   }
   if (!client.redirectUris.includes(redirectUri)) {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
@@ -57,7 +61,14 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
 
   const accessToken = await issueAccessToken(
     c.env,
-    { kind: "user", clientId: client.id, merchantId: client.merchantId, userId: user.id, scope: "", lifetime: client.accessTokenLifetime },
+    {
+      kind: "user",
+      clientId: client.id,
+      merchantId: client.merchantId,
+      userId: user.id,
+      scope: "",
+      lifetime: client.accessTokenLifetime,
+    },
     now,
   );
   return {
