@@ -10,9 +10,10 @@ export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: tru
 
 /** Returns the request itself, or a copy whose query and form body are valid UTF-8. */
 export async function normalizeRequestEncoding(request: Request): Promise<Request> {
+  const isForm = request.headers.get("Content-Type")?.toLowerCase().startsWith(FORM_CONTENT_TYPE) ?? false;
+  if (!isForm && !request.url.includes("%")) return request;
   const url = new URL(request.url);
   const query = normalizeForm(url.search.slice(1));
-  const isForm = request.headers.get("Content-Type")?.toLowerCase().startsWith(FORM_CONTENT_TYPE) ?? false;
   if (!isForm || request.body === null) {
     if (query === null) return request;
     url.search = query;

@@ -1,0 +1,50 @@
+/**
+ * The benchmark's baseline: a bare Hono worker with the service's three benchmarked routes doing
+ * the least each can (a fixed JSON body; signing one Ed25519 JWT; verifying one), so that the
+ * service's ratio to it isolates the service's own work. Never deployed.
+ */
+import { Hono } from "hono";
+import { type CryptoKey, importJWK, type JWK, jwtVerify, SignJWT } from "jose";
+
+type Env = { TOKEN_SIGNING_KEYS: string };
+
+let keys: Promise<{ privateKey: CryptoKey; publicKey: CryptoKey }> | undefined;
+function keyPair(env: Env) {
+  keys ??= (async () => {
+    const [jwk] = JSON.parse(env.TOKEN_SIGNING_KEYS) as JWK[];
+    const { d: _, ...publicJwk } = jwk!;
+    return {
+      privateKey: (await importJWK(jwk!, "EdDSA")) as CryptoKey,
+      publicKey: (await importJWK(publicJwk, "EdDSA")) as CryptoKey,
+    };
+  })();
+  return keys;
+}
+
+const app = new Hono<{ Bindings: Env }>();
+
+app.get("/api/2/status", (c) => c.json({ data: { platform: "up" } }));
+
+app.post("/oauth/token", async (c) => {
+  await c.req.text();
+  const { privateKey } = await keyPair(c.env);
+  const token = await new SignJWT({ client_id: "baseline" })
+    .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt" })
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(privateKey);
+  return c.json({ access_token: token, token_type: "Bearer" });
+});
+
+app.get("/api/2/clients", async (c) => {
+  const { publicKey } = await keyPair(c.env);
+  const token = c.req.header("Authorization")?.slice("Bearer ".length) ?? "";
+  try {
+    await jwtVerify(token, publicKey);
+  } catch {
+    return c.json({ error: "invalid_token" }, 401);
+  }
+  return c.json({ data: {} });
+});
+
+export default app;

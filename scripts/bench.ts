@@ -1,0 +1,210 @@
+/**
+ * npm run bench: loads the service and a bare baseline worker (bench/baseline.ts) side by side in
+ * one local workerd through Miniflare (no `wrangler dev` proxy in front), with the real local D1,
+ * KV and Durable Object bindings built from wrangler.toml, and prints requests/s, p50/p99 latency
+ * and the service-to-baseline ratio for three routes, then the gzipped bundle size.
+ * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load. Everything it
+ * starts is stopped before it exits.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { gzipSync } from "node:zlib";
+import autocannon from "autocannon";
+import { drizzle } from "drizzle-orm/d1";
+import { build } from "esbuild";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import demo from "../data/demo.json" with { type: "json" };
+import { buildImportStatements } from "../src/db/import";
+import * as schema from "../src/db/schema";
+import { importFileSchema } from "../src/schemas/import";
+import { generateDataProtectionKey, generateSigningKeys } from "./lib/keys";
+import { runWrangler } from "./lib/wrangler";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const BENCH_CLIENT = { id: "bench0000000000000000000", secret: "bench-client-secret-0000000000" };
+
+type Result = { requestsPerSecond: number; p50: number; p99: number; non2xx: number };
+type Target = { name: string; url: string; serverToken: string };
+
+const work = await mkdtemp(join(tmpdir(), "acapi-bench-"));
+const instances: Miniflare[] = [];
+try {
+  const secrets = { TOKEN_SIGNING_KEYS: await generateSigningKeys(), DATA_PROTECTION_KEY: generateDataProtectionKey() };
+  const serviceScript = await buildService(join(work, "service"));
+  const baselineScript = await bundle("bench/baseline.ts", join(work, "baseline.js"));
+
+  // The bindings of wrangler.toml's top level (local D1, KV, Durable Object); module rules are
+  // for unbundled sources and do not apply to the built script.
+  const { modulesRules: _, ...workerOptions } = unstable_getMiniflareWorkerOptions("wrangler.toml").workerOptions;
+  const service = new Miniflare(
+    convertV4MiniflareOptions({
+      ...workerOptions,
+      name: "service",
+      modules: true,
+      scriptPath: serviceScript,
+      modulesRoot: dirname(serviceScript),
+      bindings: { ...workerOptions.bindings, ...secrets, BASE_URL: "http://127.0.0.1" },
+      resourcePersistencePath: join(work, "state"),
+      cf: false,
+    }),
+  );
+  instances.push(service);
+  const baseline = new Miniflare(
+    convertV4MiniflareOptions({
+      name: "baseline",
+      modules: true,
+      scriptPath: baselineScript,
+      modulesRoot: dirname(baselineScript),
+      compatibilityDate: workerOptions.compatibilityDate,
+      bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS },
+      cf: false,
+    }),
+  );
+  instances.push(baseline);
+
+  await seed(service, secrets.DATA_PROTECTION_KEY);
+  const targets: Target[] = [];
+  for (const [name, mf] of [
+    ["service", service],
+    ["baseline", baseline],
+  ] as const) {
+    const url = (await mf.ready).toString().replace(/\/$/, "");
+    targets.push({ name, url, serverToken: await fetchToken(url) });
+  }
+
+  console.log(`Load: ${SECONDS}s per route and worker, ${CONNECTIONS} connections, autocannon from Node.\n`);
+  const rows: string[][] = [];
+  for (const route of routes()) {
+    const results: Result[] = [];
+    for (const target of targets) results.push(await load(target, route));
+    const [s, b] = results as [Result, Result];
+    rows.push([
+      route.label,
+      fmt(s.requestsPerSecond),
+      `${s.p50} / ${s.p99}`,
+      fmt(b.requestsPerSecond),
+      `${b.p50} / ${b.p99}`,
+      (s.requestsPerSecond / b.requestsPerSecond).toFixed(2),
+      s.non2xx + b.non2xx > 0 ? `non-2xx: ${s.non2xx}/${b.non2xx}` : "",
+    ]);
+  }
+  printTable(["route", "service req/s", "p50/p99 ms", "baseline req/s", "p50/p99 ms", "ratio", ""], rows);
+
+  const bundleBytes = await readFile(serviceScript);
+  console.log(
+    `\nBundle (wrangler deploy --dry-run --outdir): ${kib(bundleBytes.length)} KiB, gzip ${kib(gzipSync(bundleBytes).length)} KiB`,
+  );
+} finally {
+  await Promise.allSettled(instances.map((mf) => mf.dispose()));
+  await rm(work, { recursive: true, force: true });
+}
+
+type Route = { label: string; method: "GET" | "POST"; path: string; body?: string; headers: (t: Target) => Record<string, string> };
+
+function routes(): Route[] {
+  const basic = `Basic ${Buffer.from(`${BENCH_CLIENT.id}:${BENCH_CLIENT.secret}`).toString("base64")}`;
+  return [
+    { label: "GET /api/2/status", method: "GET", path: "/api/2/status", headers: () => ({}) },
+    {
+      label: "POST /oauth/token (client_credentials)",
+      method: "POST",
+      path: "/oauth/token",
+      body: "grant_type=client_credentials",
+      headers: () => ({ Authorization: basic, "Content-Type": "application/x-www-form-urlencoded" }),
+    },
+    {
+      label: "GET /api/2/clients (server token)",
+      method: "GET",
+      path: "/api/2/clients",
+      headers: (t) => ({ Authorization: `Bearer ${t.serverToken}` }),
+    },
+  ];
+}
+
+/** One second of warm-up (isolate start, key import, caches), then the measured run. */
+async function load(target: Target, route: Route): Promise<Result> {
+  const options = {
+    url: `${target.url}${route.path}`,
+    method: route.method,
+    headers: route.headers(target),
+    body: route.body,
+    connections: CONNECTIONS,
+  };
+  await autocannon({ ...options, duration: 1 });
+  const result = await autocannon({ ...options, duration: SECONDS });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+  };
+}
+
+async function fetchToken(url: string): Promise<string> {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: BENCH_CLIENT.id,
+      client_secret: BENCH_CLIENT.secret,
+    }),
+  });
+  if (!res.ok) throw new Error(`token for the benchmark: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/** Migrations and the demo data, plus a client whose quota the load cannot exhaust. */
+async function seed(mf: Miniflare, dataProtectionKey: string): Promise<void> {
+  const d1 = await mf.getD1Database("DB");
+  const migration = await readFile("migrations/0000_init.sql", "utf8");
+  await d1.batch(
+    migration
+      .split("--> statement-breakpoint")
+      .map((statement) => statement.trim())
+      .filter(Boolean)
+      .map((statement) => d1.prepare(statement)),
+  );
+  const benchClient = {
+    ...demo.clients[0]!,
+    ...BENCH_CLIENT,
+    name: "Benchmark",
+    rateLimit: { limit: 10_000_000, windowSeconds: 3600 },
+  };
+  const file = importFileSchema.parse({ ...demo, clients: [...demo.clients, benchClient] });
+  const db = drizzle(d1 as unknown as D1Database, { schema });
+  const [first, ...rest] = await buildImportStatements(db, file, dataProtectionKey);
+  await db.batch([first!, ...rest]);
+}
+
+/** The exact bundle `wrangler deploy` would upload. */
+async function buildService(outdir: string): Promise<string> {
+  if (!runWrangler(["deploy", "--dry-run", "--env", "production", "--outdir", outdir])) {
+    throw new Error("wrangler deploy --dry-run failed");
+  }
+  return join(outdir, "index.js");
+}
+
+async function bundle(entry: string, outfile: string): Promise<string> {
+  await build({ entryPoints: [entry], outfile, bundle: true, format: "esm", minify: true, platform: "neutral", mainFields: ["module", "main"] });
+  return outfile;
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+function kib(bytes: number): string {
+  return (bytes / 1024).toFixed(1);
+}
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ");
+  console.log(line(header));
+  console.log(line(widths.map((w) => "-".repeat(w))));
+  for (const row of rows) console.log(line(row));
+}
