@@ -102,7 +102,13 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-type Route = { label: string; method: "GET" | "POST"; path: string; body?: string; headers: (t: Target) => Record<string, string> };
+type Route = {
+  label: string;
+  method: "GET" | "POST";
+  path: string;
+  body?: string;
+  headers: (t: Target) => Record<string, string>;
+};
 
 function routes(): Route[] {
   const basic = `Basic ${Buffer.from(`${BENCH_CLIENT.id}:${BENCH_CLIENT.secret}`).toString("base64")}`;
@@ -189,7 +195,15 @@ async function buildService(outdir: string): Promise<string> {
 }
 
 async function bundle(entry: string, outfile: string): Promise<string> {
-  await build({ entryPoints: [entry], outfile, bundle: true, format: "esm", minify: true, platform: "neutral", mainFields: ["module", "main"] });
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: "esm",
+    minify: true,
+    platform: "neutral",
+    mainFields: ["module", "main"],
+  });
   return outfile;
 }
 
