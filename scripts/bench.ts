@@ -46,7 +46,7 @@ try {
       modules: true,
       scriptPath: serviceScript,
       modulesRoot: dirname(serviceScript),
-      bindings: { ...workerOptions.bindings, ...secrets, BASE_URL: "http://127.0.0.1" },
+      bindings: { ...(workerOptions.bindings as Record<string, unknown>), ...secrets, BASE_URL: "http://127.0.0.1" },
       resourcePersistencePath: join(work, "state"),
       cf: false,
     }),
@@ -58,7 +58,7 @@ try {
       modules: true,
       scriptPath: baselineScript,
       modulesRoot: dirname(baselineScript),
-      compatibilityDate: workerOptions.compatibilityDate,
+      compatibilityDate: workerOptions.compatibilityDate as string,
       bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS },
       cf: false,
     }),
@@ -181,7 +181,7 @@ async function seed(mf: Miniflare, dataProtectionKey: string): Promise<void> {
     rateLimit: { limit: 10_000_000, windowSeconds: 3600 },
   };
   const file = importFileSchema.parse({ ...demo, clients: [...demo.clients, benchClient] });
-  const db = drizzle(d1 as unknown as D1Database, { schema });
+  const db = drizzle(d1 as unknown as Parameters<typeof drizzle>[0], { schema });
   const [first, ...rest] = await buildImportStatements(db, file, dataProtectionKey);
   await db.batch([first!, ...rest]);
 }

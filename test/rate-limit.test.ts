@@ -1,4 +1,8 @@
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { clients } from "../src/db/schema";
 import { bearer, call, container, ingrid, serverToken, userToken } from "./helpers/http";
 import { createClient } from "./helpers/seed";
 
@@ -86,5 +90,19 @@ describe("IP allow-list", () => {
     });
     expect(inside.status).toBe(200);
     expect((await container(inside)).request.remaining).toBe(4);
+  });
+});
+
+describe("a token whose client is gone", () => {
+  it("gets 404 Unknown client ID", async () => {
+    const client = await createClient();
+    const token = await serverToken(client);
+    await openDatabase(env.DB).delete(clients).where(eq(clients.id, client.id));
+    const res = await call("/api/2/clients", { headers: bearer(token) });
+    expect(res.status).toBe(404);
+    expect((await container(res)).error).toMatchObject({
+      error: "invalid_client_id",
+      error_description: "Unknown client ID",
+    });
   });
 });

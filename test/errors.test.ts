@@ -1,0 +1,36 @@
+import { HTTPException } from "hono/http-exception";
+import { describe, expect, it, vi } from "vitest";
+import { ApiError, OAuthError, toApiError } from "../src/errors";
+
+describe("the error model", () => {
+  it("turns an unexpected error into a generic 500 and logs it", () => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const err = toApiError(new TypeError("secret internal detail at db.ts:42"));
+    expect(err.status).toBe(500);
+    expect(err.body).toEqual({
+      error: "server_error",
+      error_code: 500,
+      type: "ApiException",
+      error_description: "Internal server error",
+    });
+    expect(JSON.stringify(err.body)).not.toContain("internal detail");
+    expect(log).toHaveBeenCalledOnce();
+    log.mockRestore();
+  });
+
+  it("keeps typed errors as they are", () => {
+    const err = new OAuthError(401, "invalid_token", "The access token is invalid");
+    expect(toApiError(err)).toBe(err);
+    expect(err.body.type).toBe("OAuthException");
+    expect(new ApiError(404, "invalid_request", "x").body.type).toBe("ApiException");
+  });
+
+  it("maps Hono's client errors to invalid_request without their message", () => {
+    const err = toApiError(new HTTPException(400, { message: "Malformed JSON in request body" }));
+    expect(err.body).toMatchObject({
+      error: "invalid_request",
+      error_code: 400,
+      error_description: "Malformed request",
+    });
+  });
+});
