@@ -1,31 +1,11 @@
 /** grant_type=client_credentials: a server token for the client itself (RFC 6749 §4.4). */
 import { OAuthError } from "../../errors";
-import { issueAccessToken } from "../tokens";
-import type { Grant } from "./grant";
+import { type Grant, tokenResponse } from "./grant";
 
-export const clientCredentialsGrant: Grant = async ({ c, client, params, now }) => {
+export const clientCredentialsGrant: Grant = async (request) => {
+  const { client, params } = request;
   const audience = params.resource === undefined ? undefined : registeredResource(client, params.resource);
-  const accessToken = await issueAccessToken(
-    c.env,
-    {
-      kind: "server",
-      clientId: client.id,
-      merchantId: client.merchantId,
-      userId: null,
-      scope: "",
-      lifetime: client.accessTokenLifetime,
-      audience,
-    },
-    now,
-  );
-  return {
-    access_token: accessToken,
-    token_type: "Bearer",
-    expires_in: client.accessTokenLifetime,
-    scope: "",
-    is_admin: client.admin,
-    server_time: now,
-  };
+  return tokenResponse(request, { kind: "server", userId: null, audience }, { is_admin: client.admin });
 };
 
 /**

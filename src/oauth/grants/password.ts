@@ -8,8 +8,7 @@ import { connectUser, findUserByEmail, isConnected, recordPasswordSignIn } from 
 import { OAuthError } from "../../errors";
 import { hashSecret } from "../../security/data-protection";
 import { verifyPassword } from "../../security/password";
-import { issueAccessToken } from "../tokens";
-import type { Grant } from "./grant";
+import { type Grant, tokenResponse } from "./grant";
 
 /** Refresh tokens live 30 days (spec silent; see README "Decisions"). */
 export const REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600;
@@ -59,26 +58,9 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     connectUser(db, { clientId: client.id, userId: user.id, merchantId: client.merchantId }),
   ]);
 
-  const accessToken = await issueAccessToken(
-    c.env,
-    {
-      kind: "user",
-      clientId: client.id,
-      merchantId: client.merchantId,
-      userId: user.id,
-      scope: "",
-      lifetime: client.accessTokenLifetime,
-    },
-    now,
+  return tokenResponse(
+    { c, client, params, now },
+    { kind: "user", userId: user.id },
+    { user_id: String(user.id), is_admin: false, refresh_token: refreshToken },
   );
-  return {
-    access_token: accessToken,
-    token_type: "Bearer",
-    expires_in: client.accessTokenLifetime,
-    scope: "",
-    user_id: String(user.id),
-    is_admin: false,
-    refresh_token: refreshToken,
-    server_time: now,
-  };
 };
