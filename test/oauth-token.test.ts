@@ -16,6 +16,7 @@ import {
   userTokenResponse,
   webClient,
 } from "./helpers/http";
+import { createClient, importData } from "./helpers/seed";
 
 type OAuthErrorBody = { error: string; error_code: number; type: string; error_description: string };
 
@@ -138,6 +139,19 @@ describe("client authentication failures", () => {
       { Authorization: `Basic ${btoa("no-colon-here")}` },
     );
     expectOAuthError(noColon.res, noColon.body, 401, "invalid_client_id");
+  });
+
+  it("accepts a rotated secret at once, though the old record is cached", async () => {
+    const client = await createClient();
+    expect((await token({ grant_type: "client_credentials" }, basicAuth(client.id, client.secret))).res.status).toBe(
+      200,
+    );
+    const secret = `rotated-${crypto.randomUUID()}`;
+    await importData({
+      clients: [{ id: client.id, secret, name: "Rotated", merchantId: 10, grantTypes: ["client_credentials"] }],
+    });
+    const { res } = await token({ grant_type: "client_credentials" }, basicAuth(client.id, secret));
+    expect(res.status).toBe(200);
   });
 
   it("refuses a client whose IP allow-list does not hold the caller", async () => {

@@ -2,8 +2,15 @@
  * Client authentication at /oauth/token (RFC 6749 §2.3.1): HTTP Basic or client_id and
  * client_secret in the body, never both. Every failure is the same 401 invalid_client_id, and an
  * unknown client costs the same hash as a known one.
+ *
+ * Found clients are cached per isolate for CLIENT_CACHE_TTL_MS, so a token request usually needs
+ * no D1 round trip (measured locally: 730 -> 2,040 token requests/s; see README "Benchmark").
+ * Changes to a client apply within that time, as they do for the rate limiter's policy; a secret
+ * that fails against a cached record is checked against D1 before it is refused, so a rotated
+ * secret works at once. Unknown ids are never cached, so made-up ids cannot fill the cache.
  */
 import type { Context } from "hono";
+import type { Database } from "../db/client";
 import { findClient, type ClientRecord } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
@@ -11,16 +18,41 @@ import { strictUtf8 } from "../http/encoding";
 import { clientIp, ipAllowed } from "../http/ip";
 import { verifySecret } from "../security/data-protection";
 
+const CLIENT_CACHE_TTL_MS = 60_000;
+const CLIENT_CACHE_MAX_ENTRIES = 1_000;
+const clientCache = new Map<string, { client: ClientRecord; loadedAt: number }>();
+
 type BodyCredentials = { client_id?: string | undefined; client_secret?: string | undefined };
 type Credentials = { id: string; secret: string; method: "basic" | "body" };
 
 export async function authenticateClient(c: Context<AppEnv>, body: BodyCredentials): Promise<ClientRecord> {
   const credentials = presentedCredentials(c.req.header("Authorization"), body);
-  const client = await findClient(c.get("db"), credentials.id);
-  const valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
+  const cached = cachedClient(credentials.id);
+  let client = cached ?? (await loadClient(c.get("db"), credentials.id));
+  let valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
+  if (cached && !valid) {
+    client = await loadClient(c.get("db"), credentials.id);
+    valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
+  }
   if (!client || !valid) throw clientAuthFailed(credentials.method, "Client authentication failed");
   if (!ipAllowed(client.ipAllowList, clientIp(c.req.raw))) {
     throw new OAuthError(403, "access_denied", "Requesting IP is not whitelisted");
+  }
+  return client;
+}
+
+function cachedClient(id: string): ClientRecord | undefined {
+  const entry = clientCache.get(id);
+  return entry && Date.now() - entry.loadedAt < CLIENT_CACHE_TTL_MS ? entry.client : undefined;
+}
+
+async function loadClient(db: Database, id: string): Promise<ClientRecord | undefined> {
+  const client = await findClient(db, id);
+  clientCache.delete(id);
+  if (client) {
+    // Map keeps insertion order, so the first key is the entry loaded longest ago.
+    if (clientCache.size >= CLIENT_CACHE_MAX_ENTRIES) clientCache.delete(clientCache.keys().next().value!);
+    clientCache.set(id, { client, loadedAt: Date.now() });
   }
   return client;
 }
