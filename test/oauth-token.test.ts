@@ -283,6 +283,35 @@ describe("password", () => {
     expect(body.error_description).toContain("blocked");
   });
 
+  it.each([
+    [-1, "inactive"],
+    [-3, "deleted"],
+  ])("gives no token to a user with status %i (%s)", async (status, word) => {
+    const user = { email: `status${status}@example.org`, password: "a long enough passphrase" };
+    await importData({
+      users: [
+        {
+          userId: String(9100 - status),
+          uuid: crypto.randomUUID(),
+          status,
+          ...user,
+          published: "2024-01-01 00:00:00",
+          updated: "2024-01-01 00:00:00",
+          clients: [webClient.id],
+        },
+      ],
+    });
+    const { res, body } = await token({
+      grant_type: "password",
+      username: user.email,
+      password: user.password,
+      redirect_uri: redirect,
+    });
+    expectOAuthError(res, body, 400, "invalid_grant");
+    expect(body.error_description).toContain(word);
+    expect(body).not.toHaveProperty("access_token");
+  });
+
   it("refuses a redirect URI that is not registered exactly", async () => {
     for (const uri of [
       `${redirect}/`,
