@@ -1,6 +1,6 @@
 /**
  * npm run bench: loads the service and a bare baseline worker (bench/baseline.ts) side by side in
- * one local workerd through Miniflare (no `wrangler dev` proxy in front), with the real local D1,
+ * one local workerd through Miniflare, each on its own socket (no `wrangler dev` proxy or Miniflare router in front), with the real local D1,
  * KV and Durable Object bindings built from wrangler.toml, and prints requests/s, p50/p99 latency
  * and the service-to-baseline ratio for three routes, then the gzipped bundle size.
  * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load. Everything it
@@ -30,48 +30,52 @@ type Result = { requestsPerSecond: number; p50: number; p99: number; non2xx: num
 type Target = { name: string; url: string; serverToken: string };
 
 const work = await mkdtemp(join(tmpdir(), "acapi-bench-"));
-const instances: Miniflare[] = [];
+let runtime: Miniflare | undefined;
 try {
   const secrets = { TOKEN_SIGNING_KEYS: await generateSigningKeys(), DATA_PROTECTION_KEY: generateDataProtectionKey() };
   const serviceScript = await buildService(join(work, "service"));
   const baselineScript = await bundle("bench/baseline.ts", join(work, "baseline.js"));
 
   // The bindings of wrangler.toml's top level (local D1, KV, Durable Object); module rules are
-  // for unbundled sources and do not apply to the built script.
+  // for unbundled sources and do not apply to the built script. Both workers run in one workerd
+  // process, each reached on its own socket, so neither pays for a router the other skips.
   const { modulesRules: _, ...workerOptions } = unstable_getMiniflareWorkerOptions("wrangler.toml").workerOptions;
-  const service = new Miniflare(
+  const directSocket = [{ host: "127.0.0.1", port: 0 }];
+  runtime = new Miniflare(
     convertV4MiniflareOptions({
-      ...workerOptions,
-      name: "service",
-      modules: true,
-      scriptPath: serviceScript,
-      modulesRoot: dirname(serviceScript),
-      bindings: { ...(workerOptions.bindings as Record<string, unknown>), ...secrets, BASE_URL: "http://127.0.0.1" },
       resourcePersistencePath: join(work, "state"),
       cf: false,
+      workers: [
+        {
+          ...workerOptions,
+          name: "service",
+          modules: true,
+          scriptPath: serviceScript,
+          modulesRoot: dirname(serviceScript),
+          bindings: {
+            ...(workerOptions.bindings as Record<string, unknown>),
+            ...secrets,
+            BASE_URL: "http://127.0.0.1",
+          },
+          unsafeDirectSockets: directSocket,
+        },
+        {
+          name: "baseline",
+          modules: true,
+          scriptPath: baselineScript,
+          modulesRoot: dirname(baselineScript),
+          compatibilityDate: workerOptions.compatibilityDate as string,
+          bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS },
+          unsafeDirectSockets: directSocket,
+        },
+      ],
     }),
   );
-  instances.push(service);
-  const baseline = new Miniflare(
-    convertV4MiniflareOptions({
-      name: "baseline",
-      modules: true,
-      scriptPath: baselineScript,
-      modulesRoot: dirname(baselineScript),
-      compatibilityDate: workerOptions.compatibilityDate as string,
-      bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS },
-      cf: false,
-    }),
-  );
-  instances.push(baseline);
-
-  await seed(service, secrets.DATA_PROTECTION_KEY);
+  await runtime.ready;
+  await seed(runtime, secrets.DATA_PROTECTION_KEY);
   const targets: Target[] = [];
-  for (const [name, mf] of [
-    ["service", service],
-    ["baseline", baseline],
-  ] as const) {
-    const url = (await mf.ready).toString().replace(/\/$/, "");
+  for (const name of ["service", "baseline"]) {
+    const url = (await runtime.unsafeGetDirectURL(name)).toString().replace(/\/$/, "");
     targets.push({ name, url, serverToken: await fetchToken(url) });
   }
 
@@ -98,7 +102,7 @@ try {
     `\nBundle (wrangler deploy --dry-run --outdir): ${kib(bundleBytes.length)} KiB, gzip ${kib(gzipSync(bundleBytes).length)} KiB`,
   );
 } finally {
-  await Promise.allSettled(instances.map((mf) => mf.dispose()));
+  await runtime?.dispose();
   await rm(work, { recursive: true, force: true });
 }
 
@@ -165,7 +169,7 @@ async function fetchToken(url: string): Promise<string> {
 
 /** Migrations and the demo data, plus a client whose quota the load cannot exhaust. */
 async function seed(mf: Miniflare, dataProtectionKey: string): Promise<void> {
-  const d1 = await mf.getD1Database("DB");
+  const d1 = await mf.getD1Database("DB", "service");
   const migration = await readFile("migrations/0000_init.sql", "utf8");
   await d1.batch(
     migration
