@@ -1,8 +1,9 @@
 /**
  * npm run bench: loads the service and a bare baseline worker (bench/baseline.ts) side by side in
- * one local workerd through Miniflare, each on its own socket (no `wrangler dev` proxy or Miniflare router in front), with the real local D1,
- * KV and Durable Object bindings built from wrangler.toml, and prints requests/s, p50/p99 latency
- * and the service-to-baseline ratio for three routes, then the gzipped bundle size.
+ * one local workerd through Miniflare, each on its own socket (no `wrangler dev` proxy or router in
+ * front), with the real local D1, KV and Durable Object bindings built from wrangler.toml, and
+ * prints requests/s, p50/p99 latency and the service-to-baseline ratio for three routes, then the
+ * gzipped bundle size.
  * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load. Everything it
  * starts is stopped before it exits.
  */
