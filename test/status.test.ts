@@ -142,6 +142,24 @@ describe("JSONP", () => {
   });
 });
 
+describe("JSONP errors", () => {
+  it("reports a wrong method as 405, with the real code in the container", async () => {
+    const res = await call("/api/2/status.jsonp?callback=cb", { method: "POST" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Allow")).toContain("GET");
+    const body = JSON.parse(/^\/\*\*\/cb\((.*)\);$/s.exec(await res.text())![1]!);
+    expect(body.code).toBe(405);
+    expect(body.error).toMatchObject({ error: "invalid_request", error_code: 405 });
+  });
+
+  it("reports an unknown path as 404 to the callback", async () => {
+    const res = await call("/api/2/nothing.jsonp?callback=cb");
+    expect(res.status).toBe(200);
+    const body = JSON.parse(/^\/\*\*\/cb\((.*)\);$/s.exec(await res.text())![1]!);
+    expect(body.code).toBe(404);
+  });
+});
+
 describe("formats, paths and methods", () => {
   it("refuses an unsupported format suffix with 406", async () => {
     const res = await call("/api/2/status.xml");

@@ -99,11 +99,10 @@ function render(c: Context<AppEnv>, status: number, body: Rendered): Response {
   }
   const format = c.get("format");
   if (format?.kind === "jsonp") {
-    // Browsers do not run a script served with an error status, so JSONP always answers 200 and
-    // the real status travels in the container's `code`. The comment prefix defeats
-    // content-sniffing attacks that abuse a reflected callback name.
+    // The comment prefix defeats content-sniffing attacks that abuse a reflected callback name.
+    // The status is the real one here; selectFormat serves JSONP as 200 on the way out.
     headers.set("Content-Type", "application/javascript; charset=utf-8");
-    return new Response(`/**/${format.callback}(${JSON.stringify(container)});`, { status: 200, headers });
+    return new Response(`/**/${format.callback}(${JSON.stringify(container)});`, { status, headers });
   }
   headers.set("Content-Type", "application/json; charset=utf-8");
   return new Response(JSON.stringify(container), { status, headers });

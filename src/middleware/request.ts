@@ -27,8 +27,16 @@ export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** Picks the response format from the path suffix; errors before this render as JSON. */
+/**
+ * Picks the response format from the path suffix; errors before this render as JSON. Browsers do
+ * not run a script served with an error status, so JSONP is served as 200 and the real status
+ * travels in the container's `code`. That happens here, outermost, so that everything inside
+ * (method-not-allowed detection among them) sees the real status.
+ */
 export const selectFormat = createMiddleware<AppEnv>(async (c, next) => {
   c.set("format", formatOf(new URL(c.req.url)));
   await next();
+  if (c.get("format").kind === "jsonp" && c.res.status !== 200) {
+    c.res = new Response(c.res.body, { status: 200, headers: c.res.headers });
+  }
 });
