@@ -63,6 +63,19 @@ describe("incoming data is UTF-8", () => {
     expect(res.status).toBe(200);
   });
 
+  it.each(["ISO-8859-1", "windows-1252", "utf-8"])(
+    "accepts a form that declares charset=%s and converts it the same way",
+    async (charset) => {
+      const client = await createClient({ secret: "sëcret-declared-charset-ø" });
+      const res = await call("/oauth/token", {
+        method: "POST",
+        headers: { "Content-Type": `application/x-www-form-urlencoded; charset=${charset}` },
+        body: `grant_type=client_credentials&client_id=${client.id}&client_secret=s%EBcret-declared-charset-%F8`,
+      });
+      expect(res.status).toBe(200);
+    },
+  );
+
   it("never answers 500 to an invalid sequence in an API query", async () => {
     const res = await call("/api/2/status?x=%FF%FE%C3");
     expect(res.status).toBe(200);

@@ -22,7 +22,11 @@ export async function normalizeRequestEncoding(request: Request): Promise<Reques
   const body = new Uint8Array(await request.arrayBuffer());
   const normalizedBody = normalizeForm(body);
   if (query !== null) url.search = query;
-  return new Request(url, { method: request.method, headers: request.headers, body: normalizedBody ?? body });
+  // The body is UTF-8 now whatever charset the client declared (the runtime's form parser
+  // refuses any other), so the copy says exactly that.
+  const headers = new Headers(request.headers);
+  headers.set("Content-Type", `${FORM_CONTENT_TYPE}; charset=utf-8`);
+  return new Request(url, { method: request.method, headers, body: normalizedBody ?? body });
 }
 
 /**
