@@ -116,6 +116,11 @@ describe("bad import files", () => {
     ["an unknown top-level key", { ...example, customers: [] }, "(file)"],
     ["a price that is not minor units", { products: [{ ...example.products[0], price: 149.5 }] }, "products[0].price"],
     ["a malformed datetime", { users: [{ ...example.users[1], published: "yesterday" }] }, "users[0].published"],
+    [
+      "a timestamp in microseconds",
+      { users: [{ ...example.users[1], verified: 1_700_000_000_000_000 }] },
+      "users[0].verified",
+    ],
   ])("names the offending path for %s", (_, json, path) => {
     const found = problems(json);
     expect(found.length).toBeGreaterThan(0);

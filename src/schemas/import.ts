@@ -10,9 +10,12 @@ import * as z from "zod";
 
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/;
 
+/** 9999-12-31 23:59:59 UTC: the last second a `YYYY-MM-DD HH:MM:SS` can show. */
+const LAST_DATETIME = 253_402_300_799;
+
 /** `YYYY-MM-DD HH:MM:SS` (UTC) or Unix seconds, to Unix seconds. */
 const datetime = z.union([
-  z.number().int().nonnegative(),
+  z.number().int().nonnegative().max(LAST_DATETIME, "expected Unix seconds up to year 9999"),
   z
     .string()
     .regex(DATETIME, "expected YYYY-MM-DD HH:MM:SS")
