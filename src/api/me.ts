@@ -1,10 +1,12 @@
 /** GET /api/2/me: the User object of the token's own user. User token. */
 import { Hono } from "hono";
 import { findUserProfile } from "../db/queries/users";
+import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { requireToken } from "../middleware/auth";
+import { invalidTokenError } from "../oauth/tokens";
 import { userView } from "./views/user";
 
 export const meRoutes = new Hono<AppEnv>().get(
@@ -14,6 +16,10 @@ export const meRoutes = new Hono<AppEnv>().get(
   async (c) => {
     const profile = await findUserProfile(c.get("db"), c.get("caller").userId!);
     if (!profile) throw new ApiError(404, "invalid_request", "User not found");
+    const refusal = REFUSED_USER_STATUSES[profile.user.status];
+    if (refusal) {
+      throw invalidTokenError(`The access token is no longer valid: the user account is ${refusal}`, "revoked");
+    }
     return respond(c, { object: "User", data: userView(profile) });
   },
 );

@@ -76,6 +76,13 @@ export const clients = sqliteTable(
   (t) => [index("clients_merchant_idx").on(t.merchantId)],
 );
 
+/** Statuses below 0 get no token, and tokens issued before the change are refused. */
+export const REFUSED_USER_STATUSES: Readonly<Record<number, string>> = {
+  [-1]: "inactive",
+  [-2]: "blocked",
+  [-3]: "deleted",
+};
+
 export const users = sqliteTable(
   "users",
   {

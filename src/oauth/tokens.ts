@@ -128,14 +128,15 @@ export async function verifyAccessToken(env: Bindings, token: string): Promise<A
     return { kind, clientId, merchantId, userId, scope: typeof scope === "string" ? scope : "", expires: exp! };
   } catch (err) {
     if (!(err instanceof joseErrors.JOSEError)) throw err;
-    const expired = err instanceof joseErrors.JWTExpired;
-    throw new OAuthError(
-      401,
-      "invalid_token",
-      expired ? "The access token has expired" : "The access token is invalid",
-      {
-        "WWW-Authenticate": `Bearer error="invalid_token", error_description="${expired ? "expired" : "invalid"}"`,
-      },
-    );
+    throw err instanceof joseErrors.JWTExpired
+      ? invalidTokenError("The access token has expired", "expired")
+      : invalidTokenError("The access token is invalid");
   }
+}
+
+/** 401 invalid_token with the RFC 6750 §3 challenge; `reason` is a fixed word, never input. */
+export function invalidTokenError(description: string, reason: "expired" | "invalid" | "revoked" = "invalid") {
+  return new OAuthError(401, "invalid_token", description, {
+    "WWW-Authenticate": `Bearer error="invalid_token", error_description="${reason}"`,
+  });
 }

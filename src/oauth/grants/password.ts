@@ -5,6 +5,7 @@
 import { base64url } from "jose";
 import { insertRefreshToken } from "../../db/queries/refresh-tokens";
 import { connectUser, findUserByEmail, isConnected, recordPasswordSignIn } from "../../db/queries/users";
+import { REFUSED_USER_STATUSES } from "../../db/schema";
 import { OAuthError } from "../../errors";
 import { hashSecret } from "../../security/data-protection";
 import { verifyPassword } from "../../security/password";
@@ -13,9 +14,6 @@ import { type Grant, tokenResponse } from "./grant";
 /** Refresh tokens live 30 days (spec silent; see README "Decisions"). */
 export const REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600;
 const REFRESH_TOKEN_BYTES = 32;
-
-/** Statuses below 0 get no token: -1 inactive, -2 blocked, -3 deleted. */
-const REFUSED_STATUSES: Record<number, string> = { [-1]: "inactive", [-2]: "blocked", [-3]: "deleted" };
 
 export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   const { username, password, redirect_uri: redirectUri } = params;
@@ -37,7 +35,7 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   const user = await findUserByEmail(db, username);
   const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
   if (!user || !passwordMatches) throw new OAuthError(400, "invalid_grant", "Invalid username or password");
-  const refusal = REFUSED_STATUSES[user.status];
+  const refusal = REFUSED_USER_STATUSES[user.status];
   if (refusal) throw new OAuthError(400, "invalid_grant", `The user account is ${refusal}`);
 
   const connected = await isConnected(db, client.id, user.id);
