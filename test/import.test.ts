@@ -9,7 +9,7 @@ import { describeImportErrors, importFileSchema } from "../src/schemas/import";
 import { openSecret, verifySecret } from "../src/security/data-protection";
 import { verifyPassword } from "../src/security/password";
 import example from "./fixtures/example-import.json";
-import { importData } from "./helpers/seed";
+import { createClient, importData } from "./helpers/seed";
 
 const db = () => openDatabase(env.DB);
 
@@ -68,6 +68,18 @@ describe("import file format", () => {
     expect(await openSecret(env.DATA_PROTECTION_KEY, client.signingSecretSealed!)).toBe(
       example.clients[0]!.signingSecret,
     );
+  });
+
+  it("moves a client's user connections along when the client changes merchant", async () => {
+    const client = await createClient();
+    await importData({ users: [{ ...example.users[1], clients: [client.id] }] });
+    await importData({ clients: [{ id: client.id, secret: client.secret, name: "Moved", merchantId: 20 }] });
+    const connection = await db()
+      .select()
+      .from(schema.userClients)
+      .where(eq(schema.userClients.clientId, client.id))
+      .get();
+    expect(connection).toMatchObject({ userId: 1002, merchantId: 20 });
   });
 
   it("keeps a stored password when a re-import gives none", async () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { clients } from "../src/db/schema";
 import { bearer, call, container, ingrid, serverToken, userToken } from "./helpers/http";
-import { createClient } from "./helpers/seed";
+import { createClient, importData } from "./helpers/seed";
 
 describe("rate limits", () => {
   it("reports limit, remaining and reset in the container and the headers", async () => {
@@ -104,5 +104,18 @@ describe("a token whose client is gone", () => {
       error: "invalid_client_id",
       error_description: "Unknown client ID",
     });
+  });
+});
+
+describe("a token whose client moved to another merchant", () => {
+  it("gets 401 invalid_token instead of the new or the old merchant's data", async () => {
+    const client = await createClient();
+    const token = await serverToken(client);
+    await importData({ clients: [{ id: client.id, secret: client.secret, name: "Moved", merchantId: 20 }] });
+    const res = await call("/api/2/clients", { headers: bearer(token) });
+    expect(res.status).toBe(401);
+    const body = await container(res);
+    expect(body.error).toMatchObject({ error: "invalid_token", error_code: 401 });
+    expect(body.data).toBeNull();
   });
 });

@@ -82,6 +82,8 @@ export async function buildImportStatements(
         resources: c.resources,
         updated: sql`unixepoch()`,
       }),
+      // A client that moves to another merchant takes its users' connections along.
+      db.update(s.userClients).set({ merchantId: c.merchantId }).where(eq(s.userClients.clientId, c.id)),
     );
   }
 

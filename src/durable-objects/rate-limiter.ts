@@ -1,7 +1,8 @@
 /**
  * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request:
- * it checks the client's IP allow-list, then counts the request in the client's fixed window.
- * The client's policy (quota, window, allow-list) is read from D1 at most once a minute per
+ * it checks that the token's merchant is still the client's and the client's IP allow-list, then
+ * counts the request in the client's fixed window.
+ * The client's policy (merchant, quota, window, allow-list) is read from D1 at most once a minute per
  * client, so the request path itself touches no database; policy changes apply within a minute.
  * The window survives eviction in the object's storage; an alarm deletes it once it has expired.
  */
@@ -27,18 +28,20 @@ export type RateLimitFigures = {
 
 export type Admission =
   | { outcome: "admitted" | "rate_limited"; figures: RateLimitFigures }
-  | { outcome: "ip_not_allowed" | "unknown_client" };
+  | { outcome: "ip_not_allowed" | "unknown_client" | "merchant_changed" };
 
-type Policy = RateLimitSetting & { ipAllowList: string[]; loadedAt: number };
+type Policy = RateLimitSetting & { merchantId: number; ipAllowList: string[]; loadedAt: number };
 type Window = { endsAt: number; count: number };
 
 export class RateLimiter extends DurableObject<Bindings> {
   private policy: Policy | null = null;
   private window: Window | undefined;
 
-  async admit(clientId: string, ip: string | null): Promise<Admission> {
+  /** `merchantId` is the one the token was issued under. */
+  async admit(clientId: string, merchantId: number, ip: string | null): Promise<Admission> {
     const policy = await this.currentPolicy(clientId);
     if (!policy) return { outcome: "unknown_client" };
+    if (policy.merchantId !== merchantId) return { outcome: "merchant_changed" };
     if (!ipAllowed(policy.ipAllowList, ip)) {
       return { outcome: "ip_not_allowed" };
     }
@@ -69,7 +72,12 @@ export class RateLimiter extends DurableObject<Bindings> {
     if (this.policy && Date.now() - this.policy.loadedAt < POLICY_TTL_MS) return this.policy;
     const row = await findClientPolicy(openDatabase(this.env.DB), clientId);
     this.policy = row
-      ? { ...(row.rateLimit ?? DEFAULT_RATE_LIMIT), ipAllowList: row.ipAllowList, loadedAt: Date.now() }
+      ? {
+          ...(row.rateLimit ?? DEFAULT_RATE_LIMIT),
+          merchantId: row.merchantId,
+          ipAllowList: row.ipAllowList,
+          loadedAt: Date.now(),
+        }
       : null;
     return this.policy;
   }

@@ -15,7 +15,7 @@ const MAX_TOKEN_LENGTH = 4096;
 export function requireToken(accepted: TokenKind | "any") {
   return createMiddleware<AppEnv>(async (c, next) => {
     const caller = await verifyAccessToken(c.env, bearerToken(c.req.raw));
-    await enforceClientLimits(c, caller.clientId);
+    await enforceClientLimits(c, caller);
     if (accepted !== "any" && caller.kind !== accepted) {
       throw new OAuthError(403, "access_denied", `Access token rejected: this endpoint requires a ${accepted} token`);
     }

@@ -12,10 +12,10 @@ export async function listMerchantClients(db: Database, merchantId: number): Pro
   return db.select().from(clients).where(eq(clients.merchantId, merchantId)).orderBy(clients.id).all();
 }
 
-/** The settings the rate limiter enforces for a client. */
+/** What the rate limiter checks for a client on every API call. */
 export async function findClientPolicy(db: Database, id: string) {
   return db
-    .select({ rateLimit: clients.rateLimit, ipAllowList: clients.ipAllowList })
+    .select({ merchantId: clients.merchantId, rateLimit: clients.rateLimit, ipAllowList: clients.ipAllowList })
     .from(clients)
     .where(eq(clients.id, id))
     .get();
