@@ -70,7 +70,7 @@ describe("rate limits", () => {
 describe("IP allow-list", () => {
   it("refuses callers outside a non-empty allow-list with 403, without spending the quota", async () => {
     const client = await createClient({
-      ipWhitelist: ["192.0.2.10", "2001:db8::1"],
+      ipWhitelist: ["192.0.2.10", "2001:0db8:0:0:0:0:0:1"],
       rateLimit: { limit: 5, windowSeconds: 60 },
     });
     const tokenFromInside = await serverToken(client, {}, { "CF-Connecting-IP": "192.0.2.10" });
