@@ -110,6 +110,26 @@ describe("bad import files", () => {
       "clients[0].redirectUris[0]",
     ],
     [
+      "a redirect URI embedding a protocol-relative one",
+      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=//evil.example"] }] },
+      "clients[0].redirectUris[0]",
+    ],
+    [
+      "a redirect URI embedding a percent-encoded one",
+      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=%2F%2Fevil.example"] }] },
+      "clients[0].redirectUris[0]",
+    ],
+    [
+      "a redirect URI embedding a double-encoded one",
+      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=https%253A%252F%252Fevil"] }] },
+      "clients[0].redirectUris[0]",
+    ],
+    [
+      "a redirect URI with a fragment",
+      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb#token"] }] },
+      "clients[0].redirectUris[0]",
+    ],
+    [
       "a default redirect that is not registered",
       { clients: [{ ...example.clients[0], defaultRedirectUri: "https://other.example/" }] },
       "clients[0].defaultRedirectUri",

@@ -78,8 +78,11 @@ const redirectUri = z
     (uri) => !FORBIDDEN_IN_REDIRECT.test(uri),
     "redirect URIs must not contain whitespace or ! ( ) [ ] { } ; ' , < > « » “ ” ‘ ’ @ \" `",
   )
+  .refine((uri) => !uri.includes("#"), "redirect URIs must not have a fragment (RFC 6749 §3.1.2)")
   .refine(
-    (uri) => !/(?:https?:|https?%3a)/i.test(uri.slice("https:".length)),
+    // After the scheme: no other scheme, no protocol-relative `//`, plain or percent-encoded, and
+    // no double encoding that would hide either.
+    (uri) => !/https?:|https?%3a|\/\/|%2f%2f|\/%2f|%2f\/|%25/i.test(uri.slice("https://".length)),
     "redirect URIs must not embed another URI",
   );
 
