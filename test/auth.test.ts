@@ -1,8 +1,11 @@
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { generateKeyPair, SignJWT } from "jose";
+import { decodeProtectedHeader, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
+import worker from "../src/index";
 import { issueAccessToken } from "../src/oauth/tokens";
-import { bearer, call, container, serverToken, userToken, webClient } from "./helpers/http";
+import { generateSigningKeys } from "../scripts/lib/keys";
+import { BASE, basicAuth, bearer, call, container, serverToken, userToken, webClient } from "./helpers/http";
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -111,5 +114,33 @@ describe("token types", () => {
     const res = await call("/api/2/me", { headers: bearer(await serverToken()) });
     expect(res.status).toBe(403);
     expect((await container(res)).error!.error_description).toContain("Access token rejected");
+  });
+});
+
+describe("signing key rotation", () => {
+  it("signs with the new first key, publishes both, and still accepts tokens of the old one", async () => {
+    const oldKeys = JSON.parse(env.TOKEN_SIGNING_KEYS) as { kid: string }[];
+    const [newKey] = JSON.parse(await generateSigningKeys()) as [{ kid: string }];
+    const rotated = { ...env, TOKEN_SIGNING_KEYS: JSON.stringify([newKey, ...oldKeys]) };
+    const fetchRotated = (path: string, init?: RequestInit) =>
+      worker.fetch(new Request(`${BASE}${path}`, init), rotated, createExecutionContext());
+
+    const jwks = (await (await fetchRotated("/oauth/jwks")).json()) as { keys: { kid: string; d?: string }[] };
+    expect(jwks.keys.map((k) => k.kid)).toEqual([newKey.kid, ...oldKeys.map((k) => k.kid)]);
+    expect(jwks.keys.every((k) => k.d === undefined)).toBe(true);
+
+    const issued = await fetchRotated("/oauth/token", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...basicAuth(webClient.id, webClient.secret) },
+      body: "grant_type=client_credentials",
+    });
+    const { access_token: newToken } = (await issued.json()) as { access_token: string };
+    expect(decodeProtectedHeader(newToken).kid).toBe(newKey.kid);
+    expect((await fetchRotated("/api/2/clients", { headers: bearer(newToken) })).status).toBe(200);
+
+    const oldToken = await serverToken();
+    expect(decodeProtectedHeader(oldToken).kid).toBe(oldKeys[0]!.kid);
+    expect((await fetchRotated("/api/2/clients", { headers: bearer(oldToken) })).status).toBe(200);
+    expect((await call("/api/2/clients", { headers: bearer(newToken) })).status).toBe(401);
   });
 });

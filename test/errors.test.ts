@@ -1,6 +1,10 @@
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { HTTPException } from "hono/http-exception";
 import { describe, expect, it, vi } from "vitest";
 import { ApiError, OAuthError, toApiError } from "../src/errors";
+import worker from "../src/index";
+import { BASE, bearer, serverToken } from "./helpers/http";
 
 describe("the error model", () => {
   it("turns an unexpected error into a generic 500 and logs it", () => {
@@ -32,5 +36,29 @@ describe("the error model", () => {
       error_code: 400,
       error_description: "Malformed request",
     });
+  });
+});
+
+describe("a bug or a misconfiguration behind a request", () => {
+  it("answers a generic 500 in the container, and logs the cause without the token", async () => {
+    const token = await serverToken();
+    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const broken = { ...env, TOKEN_SIGNING_KEYS: "not json" };
+    const res = await worker.fetch(
+      new Request(`${BASE}/api/2/clients`, { headers: bearer(token) }),
+      broken,
+      createExecutionContext(),
+    );
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject({
+      code: 500,
+      error: { error: "server_error", error_code: 500, error_description: "Internal server error" },
+      data: null,
+    });
+    expect(text).not.toMatch(/JSON|SyntaxError|at /);
+    expect(log).toHaveBeenCalled();
+    expect(JSON.stringify(log.mock.calls)).not.toContain(token);
+    log.mockRestore();
   });
 });

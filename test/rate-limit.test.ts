@@ -28,11 +28,24 @@ describe("rate limits", () => {
     const res = await call("/api/2/clients", { headers: bearer(token) });
     expect(res.status).toBe(420);
     expect(Number(res.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(res.headers.get("X-RateLimit-Limit")).toBe("2");
+    expect(res.headers.get("X-RateLimit-Remaining")).toBe("0");
+    expect(res.headers.get("X-RateLimit-Reset")).toBe(res.headers.get("Retry-After"));
     const body = await container(res);
     expect(body.code).toBe(420);
     expect(body.error).toMatchObject({ error_code: 420, error_description: "Rate limit exceeded" });
     expect(body.request).toMatchObject({ limit: 2, remaining: 0 });
     expect(body.data).toBeNull();
+  });
+
+  it("gives the whole quota back once the window has passed", async () => {
+    const token = await serverToken(await createClient({ rateLimit: { limit: 1, windowSeconds: 1 } }));
+    expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(200);
+    expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(420);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const res = await call("/api/2/clients", { headers: bearer(token) });
+    expect(res.status).toBe(200);
+    expect((await container(res)).request).toMatchObject({ limit: 1, remaining: 0 });
   });
 
   it("counts user and server tokens of one client together, and each client apart", async () => {
