@@ -358,3 +358,42 @@ describe("password", () => {
     expect(decodeProtectedHeader(body.access_token).kid).toBe(JSON.parse(env.TOKEN_SIGNING_KEYS)[0].kid);
   });
 });
+
+describe("password guessing", () => {
+  const redirect = "https://test.example/callback";
+  const attempt = (client: { id: string; secret: string }, password: string) =>
+    token(
+      { grant_type: "password", username: erik.email, password, redirect_uri: redirect },
+      basicAuth(client.id, client.secret),
+    );
+
+  it("locks the account for the client after 5 failures, before checking even a right password", async () => {
+    const client = await createClient({ autoApprove: true });
+    for (let i = 0; i < 5; i++) {
+      const { res, body } = await attempt(client, `wrong guess ${i}`);
+      expectOAuthError(res, body, 400, "invalid_grant");
+    }
+    const { res, body } = await attempt(client, erik.password);
+    expectOAuthError(res, body, 420, "access_denied");
+    expect(body).not.toHaveProperty("access_token");
+    const retryAfter = Number(res.headers.get("Retry-After"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(900);
+    expect((await attempt(await createClient({ autoApprove: true }), erik.password)).res.status).toBe(200);
+  });
+
+  it("forgets earlier failures once the right password is given", async () => {
+    const client = await createClient({ autoApprove: true });
+    for (let i = 0; i < 4; i++) expect((await attempt(client, "wrong")).res.status).toBe(400);
+    expect((await attempt(client, erik.password)).res.status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await attempt(client, "wrong")).res.status).toBe(400);
+    expect((await attempt(client, "wrong")).res.status).toBe(420);
+  });
+
+  it("counts guesses sent in parallel", async () => {
+    const client = await createClient({ autoApprove: true });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => attempt(client, `parallel ${i}`)));
+    const statuses = results.map(({ res }) => res.status).sort();
+    expect(statuses).toEqual([400, 400, 400, 400, 400, 420, 420, 420, 420, 420]);
+  });
+});

@@ -1,9 +1,11 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { clients } from "../src/db/schema";
-import { bearer, call, container, ingrid, serverToken, userToken } from "./helpers/http";
+import { rateLimiterFor } from "../src/durable-objects/rate-limiter";
+import { basicAuth, bearer, call, container, erik, ingrid, postForm, serverToken, userToken } from "./helpers/http";
 import { createClient, importData } from "./helpers/seed";
 
 describe("rate limits", () => {
@@ -130,5 +132,33 @@ describe("a token whose client moved to another merchant", () => {
     const body = await container(res);
     expect(body.error).toMatchObject({ error: "invalid_token", error_code: 401 });
     expect(body.data).toBeNull();
+  });
+});
+
+describe("the rate limiter's storage", () => {
+  it("drops expired counters on its alarm and wakes again for the live ones", async () => {
+    const client = await createClient({ rateLimit: { limit: 5, windowSeconds: 1 }, autoApprove: true });
+    await call("/api/2/clients", { headers: bearer(await serverToken(client)) });
+    const failed = await postForm(
+      "/oauth/token",
+      {
+        grant_type: "password",
+        username: erik.email,
+        password: "wrong",
+        redirect_uri: "https://test.example/callback",
+      },
+      basicAuth(client.id, client.secret),
+    );
+    expect(failed.status).toBe(400);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+
+    const limiter = rateLimiterFor(env, client.id);
+    expect(await runDurableObjectAlarm(limiter)).toBe(true);
+    const keys = await runInDurableObject(limiter, (_, state) => [...state.storage.kv.list()].map(([key]) => key));
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^signin:/);
+    expect(keys[0]).not.toContain(erik.email);
+    const alarm = await runInDurableObject(limiter, (_, state) => state.storage.getAlarm());
+    expect(alarm).toBeGreaterThan(Date.now() + 14 * 60_000);
   });
 });

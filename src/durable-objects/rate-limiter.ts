@@ -1,10 +1,11 @@
 /**
  * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request:
  * it checks that the token's merchant is still the client's and the client's IP allow-list, then
- * counts the request in the client's fixed window.
- * The client's policy (merchant, quota, window, allow-list) is read from D1 at most once a minute per
- * client, so the request path itself touches no database; policy changes apply within a minute.
- * The window survives eviction in the object's storage; an alarm deletes it once it has expired.
+ * counts the request in the client's fixed window. It also counts failed password sign-ins per
+ * account, so that nobody holding the client's credentials can guess passwords without limit.
+ * The client's policy (merchant, quota, window, allow-list) is read from D1 at most once a minute
+ * per client, so the request path itself touches no database; policy changes apply within a minute.
+ * Counters survive eviction in the object's storage; one alarm deletes them once they have expired.
  */
 import { DurableObject } from "cloudflare:workers";
 import { openDatabase } from "../db/client";
@@ -17,6 +18,15 @@ import { ipAllowed } from "../http/ip";
 export const DEFAULT_RATE_LIMIT: RateLimitSetting = { limit: 1000, windowSeconds: 3600 };
 const POLICY_TTL_MS = 60_000;
 const WINDOW_KEY = "window";
+/** Failed password sign-ins per account and client before the account is locked for the window. */
+export const SIGN_IN_FAILURE_LIMIT = 5;
+const SIGN_IN_WINDOW_MS = 15 * 60_000;
+const SIGN_IN_KEY_PREFIX = "signin:";
+
+/** The client's RateLimiter. */
+export function rateLimiterFor(env: Bindings, clientId: string) {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(clientId));
+}
 
 /** What the container's `request` object and the X-RateLimit-* headers report. */
 export type RateLimitFigures = {
@@ -30,12 +40,15 @@ export type Admission =
   | { outcome: "admitted" | "rate_limited"; figures: RateLimitFigures }
   | { outcome: "ip_not_allowed" | "unknown_client" | "merchant_changed" };
 
+export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
+
 type Policy = RateLimitSetting & { merchantId: number; ipAllowList: string[]; loadedAt: number };
-type Window = { endsAt: number; count: number };
+/** A fixed window: the request window, or one account's sign-in attempts. */
+type Counter = { endsAt: number; count: number };
 
 export class RateLimiter extends DurableObject<Bindings> {
   private policy: Policy | null = null;
-  private window: Window | undefined;
+  private window: Counter | undefined;
 
   /** `merchantId` is the one the token was issued under. */
   async admit(clientId: string, merchantId: number, ip: string | null): Promise<Admission> {
@@ -46,10 +59,10 @@ export class RateLimiter extends DurableObject<Bindings> {
       return { outcome: "ip_not_allowed" };
     }
     const now = Date.now();
-    let window = (this.window ??= this.ctx.storage.kv.get<Window>(WINDOW_KEY));
+    let window = (this.window ??= this.ctx.storage.kv.get<Counter>(WINDOW_KEY));
     if (!window || now >= window.endsAt) {
       window = this.window = { endsAt: now + policy.windowSeconds * 1000, count: 0 };
-      await this.ctx.storage.setAlarm(window.endsAt);
+      await this.scheduleCleanup(window.endsAt);
     }
     const reset = Math.ceil((window.endsAt - now) / 1000);
     if (window.count >= policy.limit) {
@@ -60,12 +73,46 @@ export class RateLimiter extends DurableObject<Bindings> {
     return { outcome: "admitted", figures: { limit: policy.limit, remaining: policy.limit - window.count, reset } };
   }
 
-  override async alarm(): Promise<void> {
-    const window = this.ctx.storage.kv.get<Window>(WINDOW_KEY);
-    if (window && Date.now() >= window.endsAt) {
-      this.ctx.storage.kv.delete(WINDOW_KEY);
-      this.window = undefined;
+  /**
+   * Counts a password sign-in attempt for an account (an opaque key) before the password is
+   * checked, so that parallel guesses are counted too; a correct password takes the count back
+   * (signInSucceeded). Refused once SIGN_IN_FAILURE_LIMIT attempts have failed in the window.
+   */
+  async beginSignIn(account: string): Promise<SignInAttempt> {
+    const key = SIGN_IN_KEY_PREFIX + account;
+    const now = Date.now();
+    let attempts = this.ctx.storage.kv.get<Counter>(key);
+    if (!attempts || now >= attempts.endsAt) attempts = { endsAt: now + SIGN_IN_WINDOW_MS, count: 0 };
+    if (attempts.count >= SIGN_IN_FAILURE_LIMIT) {
+      return { allowed: false, retryAfter: Math.ceil((attempts.endsAt - now) / 1000) };
     }
+    attempts.count += 1;
+    this.ctx.storage.kv.put(key, attempts);
+    await this.scheduleCleanup(attempts.endsAt);
+    return { allowed: true };
+  }
+
+  /** The password was right: the account's earlier failures no longer count. */
+  async signInSucceeded(account: string): Promise<void> {
+    this.ctx.storage.kv.delete(SIGN_IN_KEY_PREFIX + account);
+  }
+
+  /** Deletes every expired counter and wakes again for the next one to expire. */
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    let next: number | undefined;
+    for (const [key, counter] of [...this.ctx.storage.kv.list<Counter>()]) {
+      if (now >= counter.endsAt) this.ctx.storage.kv.delete(key);
+      else next = Math.min(next ?? counter.endsAt, counter.endsAt);
+    }
+    this.window = undefined;
+    if (next !== undefined) await this.ctx.storage.setAlarm(next);
+  }
+
+  /** One alarm serves every counter, so it is set for the earliest end. */
+  private async scheduleCleanup(endsAt: number): Promise<void> {
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || endsAt < alarm) await this.ctx.storage.setAlarm(endsAt);
   }
 
   private async currentPolicy(clientId: string): Promise<Policy | null> {

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
 import { ApiError, OAuthError } from "../errors";
 import { clientIp } from "../http/ip";
@@ -10,8 +11,11 @@ import { type AccessTokenClaims, invalidTokenError } from "../oauth/tokens";
  * the container reports.
  */
 export async function enforceClientLimits(c: Context<AppEnv>, caller: AccessTokenClaims): Promise<void> {
-  const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(caller.clientId));
-  const admission = await limiter.admit(caller.clientId, caller.merchantId, clientIp(c.req.raw));
+  const admission = await rateLimiterFor(c.env, caller.clientId).admit(
+    caller.clientId,
+    caller.merchantId,
+    clientIp(c.req.raw),
+  );
   switch (admission.outcome) {
     case "unknown_client":
       throw new OAuthError(404, "invalid_client_id", "Unknown client ID");

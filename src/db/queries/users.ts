@@ -14,13 +14,18 @@ export type UserProfile = {
   merchantIds: number[];
 };
 
+/** E-mail addresses are stored and compared trimmed and lower-cased. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 /** The user who owns an e-mail address (primary or not), for password sign-in. */
 export async function findUserByEmail(db: Database, email: string): Promise<UserRecord | undefined> {
   const row = await db
     .select({ user: users })
     .from(userEmails)
     .innerJoin(users, eq(users.id, userEmails.userId))
-    .where(eq(userEmails.value, email.trim().toLowerCase()))
+    .where(eq(userEmails.value, normalizeEmail(email)))
     .get();
   return row?.user;
 }

@@ -1,11 +1,20 @@
 /**
  * grant_type=password: a user token for testing without a redirect (RFC 6749 §4.3), with a
- * refresh token. The redirect URI must be registered for the client, exactly.
+ * refresh token. The redirect URI must be registered for the client, exactly. Guessing is
+ * throttled per account and client (RFC 6749 §4.3.2 asks for protection against brute force):
+ * the client's RateLimiter counts each attempt before the password is checked.
  */
 import { base64url } from "jose";
 import { insertRefreshToken } from "../../db/queries/refresh-tokens";
-import { connectUser, findUserByEmail, isConnected, recordPasswordSignIn } from "../../db/queries/users";
+import {
+  connectUser,
+  findUserByEmail,
+  isConnected,
+  normalizeEmail,
+  recordPasswordSignIn,
+} from "../../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../../db/schema";
+import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { OAuthError } from "../../errors";
 import { hashSecret } from "../../security/data-protection";
 import { verifyPassword } from "../../security/password";
@@ -31,10 +40,25 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }
 
+  const limiter = rateLimiterFor(c.env, client.id);
+  const account = await accountKey(username);
+  const attempt = await limiter.beginSignIn(account);
+  if (!attempt.allowed) {
+    throw new OAuthError(
+      420,
+      "access_denied",
+      "Rate limit exceeded: too many failed sign-in attempts; try again later",
+      {
+        "Retry-After": String(attempt.retryAfter),
+      },
+    );
+  }
+
   const db = c.get("db");
   const user = await findUserByEmail(db, username);
   const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
   if (!user || !passwordMatches) throw new OAuthError(400, "invalid_grant", "Invalid username or password");
+  await limiter.signInSucceeded(account);
   const refusal = REFUSED_USER_STATUSES[user.status];
   if (refusal) throw new OAuthError(400, "invalid_grant", `The user account is ${refusal}`);
 
@@ -62,3 +86,9 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     { user_id: String(user.id), is_admin: false, refresh_token: refreshToken },
   );
 };
+
+/** What the rate limiter knows of an account: a hash of the normalized username, never the address. */
+async function accountKey(username: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(normalizeEmail(username)));
+  return base64url.encode(new Uint8Array(digest));
+}
