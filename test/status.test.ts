@@ -193,6 +193,17 @@ describe("formats, paths and methods", () => {
     expect((await container(res)).error!.error_code).toBe(405);
   });
 
+  it("answers HEAD like GET without a body, and OPTIONS with 405 and Allow", async () => {
+    const head = await call("/api/2/status", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    expect(await head.text()).toBe("");
+    const options = await call("/api/2/status", { method: "OPTIONS" });
+    expect(options.status).toBe(405);
+    expect(options.headers.get("Allow")).toBe("GET, HEAD");
+    expect((await container(options)).error!.error_code).toBe(405);
+  });
+
   it("answers a wrong method on /oauth/token with a bare 405 error body", async () => {
     const res = await call("/oauth/token");
     expect(res.status).toBe(405);
