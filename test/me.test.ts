@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { isConnected } from "../src/db/queries/users";
-import { basicAuth, bearer, call, container, erik, ingrid, postForm, userToken, webClient } from "./helpers/http";
-import { createClient, importData } from "./helpers/seed";
+import { basicAuth, bearer, call, container, erik, ingrid, postForm, userToken } from "./helpers/http";
+import { createClient, createUser, importData } from "./helpers/seed";
 
 const USER_FIELDS = [
   "id",
@@ -107,19 +107,10 @@ describe("GET /api/2/me for a user blocked or deleted after sign-in", () => {
     [-2, "blocked"],
     [-3, "deleted"],
   ])("refuses the user's token once the status is %i (%s)", async (status, word) => {
-    const user = { email: `later${status}@example.org`, password: "a long enough passphrase" };
-    const row = {
-      userId: String(9200 - status),
-      uuid: crypto.randomUUID(),
-      ...user,
-      published: "2024-01-01 00:00:00",
-      updated: "2024-01-01 00:00:00",
-      clients: [webClient.id],
-    };
-    await importData({ users: [{ ...row, status: 1 }] });
+    const user = await createUser(9200 - status);
     const token = await userToken(user);
     expect((await call("/api/2/me", { headers: bearer(token) })).status).toBe(200);
-    await importData({ users: [{ ...row, status }] });
+    await importData({ users: [{ ...user.row, status }] });
     const res = await call("/api/2/me", { headers: bearer(token) });
     expect(res.status).toBe(401);
     expect(res.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');

@@ -16,7 +16,7 @@ import {
   userTokenResponse,
   webClient,
 } from "./helpers/http";
-import { createClient, importData } from "./helpers/seed";
+import { createClient, createUser, importData } from "./helpers/seed";
 
 type OAuthErrorBody = { error: string; error_code: number; type: string; error_description: string };
 
@@ -224,6 +224,14 @@ describe("grant and request failures", () => {
 
 describe("password", () => {
   const redirect = webClient.redirectUris[0]!;
+  /** The password grant's fields for a user, with overrides. */
+  const signIn = (user: { email: string; password: string }, extra: Record<string, string> = {}) => ({
+    grant_type: "password",
+    username: user.email,
+    password: user.password,
+    redirect_uri: redirect,
+    ...extra,
+  });
 
   it("issues a user token with a refresh token stored only as a hash", async () => {
     const body = await userTokenResponse(ingrid);
@@ -245,40 +253,20 @@ describe("password", () => {
   });
 
   it("accepts the username in any letter case", async () => {
-    const { res } = await token({
-      grant_type: "password",
-      username: ingrid.email.toUpperCase(),
-      password: ingrid.password,
-      redirect_uri: redirect,
-    });
+    const { res } = await token(signIn({ ...ingrid, email: ingrid.email.toUpperCase() }));
     expect(res.status).toBe(200);
   });
 
   it("refuses a wrong password and an unknown user alike", async () => {
-    const wrong = await token({
-      grant_type: "password",
-      username: ingrid.email,
-      password: "wrong password",
-      redirect_uri: redirect,
-    });
+    const wrong = await token(signIn({ ...ingrid, password: "wrong password" }));
     expectOAuthError(wrong.res, wrong.body, 400, "invalid_grant");
-    const unknown = await token({
-      grant_type: "password",
-      username: "nobody@example.org",
-      password: "wrong password",
-      redirect_uri: redirect,
-    });
+    const unknown = await token(signIn({ email: "nobody@example.org", password: "wrong password" }));
     expectOAuthError(unknown.res, unknown.body, 400, "invalid_grant");
     expect(unknown.body.error_description).toBe(wrong.body.error_description);
   });
 
   it("gives no token to a blocked user", async () => {
-    const { res, body } = await token({
-      grant_type: "password",
-      username: kari.email,
-      password: kari.password,
-      redirect_uri: redirect,
-    });
+    const { res, body } = await token(signIn(kari));
     expectOAuthError(res, body, 400, "invalid_grant");
     expect(body.error_description).toContain("blocked");
   });
@@ -287,26 +275,7 @@ describe("password", () => {
     [-1, "inactive"],
     [-3, "deleted"],
   ])("gives no token to a user with status %i (%s)", async (status, word) => {
-    const user = { email: `status${status}@example.org`, password: "a long enough passphrase" };
-    await importData({
-      users: [
-        {
-          userId: String(9100 - status),
-          uuid: crypto.randomUUID(),
-          status,
-          ...user,
-          published: "2024-01-01 00:00:00",
-          updated: "2024-01-01 00:00:00",
-          clients: [webClient.id],
-        },
-      ],
-    });
-    const { res, body } = await token({
-      grant_type: "password",
-      username: user.email,
-      password: user.password,
-      redirect_uri: redirect,
-    });
+    const { res, body } = await token(signIn(await createUser(9100 - status, { status })));
     expectOAuthError(res, body, 400, "invalid_grant");
     expect(body.error_description).toContain(word);
     expect(body).not.toHaveProperty("access_token");
@@ -319,23 +288,13 @@ describe("password", () => {
       `${redirect}?x=1`,
       "https://evil.example/auth/callback",
     ]) {
-      const { res, body } = await token({
-        grant_type: "password",
-        username: ingrid.email,
-        password: ingrid.password,
-        redirect_uri: uri,
-      });
+      const { res, body } = await token(signIn(ingrid, { redirect_uri: uri }));
       expectOAuthError(res, body, 400, "redirect_uri_mismatch");
     }
   });
 
   it.each(["username", "password", "redirect_uri"])("requires %s", async (missing) => {
-    const fields: Record<string, string> = {
-      grant_type: "password",
-      username: erik.email,
-      password: erik.password,
-      redirect_uri: redirect,
-    };
+    const fields: Record<string, string> = signIn(erik);
     delete fields[missing];
     const { res, body } = await token(fields);
     expectOAuthError(res, body, 400, "invalid_request");
@@ -343,13 +302,7 @@ describe("password", () => {
   });
 
   it("refuses a resource indicator", async () => {
-    const { res, body } = await token({
-      grant_type: "password",
-      username: ingrid.email,
-      password: ingrid.password,
-      redirect_uri: redirect,
-      resource: "api.nordicdaily.example",
-    });
+    const { res, body } = await token(signIn(ingrid, { resource: "api.nordicdaily.example" }));
     expectOAuthError(res, body, 400, "invalid_request");
   });
 

@@ -38,3 +38,20 @@ export async function createClient(overrides: Record<string, unknown> = {}): Pro
   });
   return { id, secret };
 }
+
+/** Imports a user with a password, connected to the demo web client unless `overrides` say otherwise. */
+export async function createUser(userId: number, overrides: Record<string, unknown> = {}) {
+  const credentials = { email: `user${userId}@example.org`, password: "a long enough passphrase" };
+  const row = {
+    userId: String(userId),
+    uuid: crypto.randomUUID(),
+    status: 1,
+    ...credentials,
+    published: "2024-01-01 00:00:00",
+    updated: "2024-01-01 00:00:00",
+    clients: [demo.clients[0]!.id],
+    ...overrides,
+  };
+  await importData({ users: [row] });
+  return { ...credentials, row };
+}
