@@ -3,25 +3,48 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-worker
 import { defineConfig } from "vitest/config";
 import { generateDataProtectionKey, generateSigningKeys } from "./scripts/lib/keys.ts";
 
+/**
+ * Two projects: `workers` runs the Worker's tests in the Workers runtime against real local D1,
+ * KV and the Durable Object; `cli` runs the Node-side commands (test/cli) as an operator would.
+ */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   return {
-    plugins: [
-      cloudflareTest({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          // Fresh secrets for every run, so no test can lean on a committed key.
-          bindings: {
-            TEST_MIGRATIONS: migrations,
-            TOKEN_SIGNING_KEYS: await generateSigningKeys(),
-            DATA_PROTECTION_KEY: generateDataProtectionKey(),
-            BASE_URL: "https://accounts.test",
+    test: {
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                // Fresh secrets for every run, so no test can lean on a committed key.
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  TOKEN_SIGNING_KEYS: await generateSigningKeys(),
+                  DATA_PROTECTION_KEY: generateDataProtectionKey(),
+                  BASE_URL: "https://accounts.test",
+                },
+              },
+            }),
+          ],
+          test: {
+            name: "workers",
+            include: ["test/**/*.test.ts"],
+            exclude: ["test/cli/**"],
+            setupFiles: ["./test/setup.ts"],
           },
         },
-      }),
-    ],
-    test: {
-      setupFiles: ["./test/setup.ts"],
+        {
+          test: {
+            name: "cli",
+            include: ["test/cli/**/*.test.ts"],
+            environment: "node",
+            // Each case runs wrangler against a throw-away local database.
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
+      ],
     },
   };
 });

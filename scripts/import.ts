@@ -1,23 +1,34 @@
 /**
- * npm run db:import -- <file.json> [--remote --env staging|production]
- * Local by default. DATA_PROTECTION_KEY comes from the environment, or from .dev.vars locally.
+ * npm run db:import -- <file.json> [--remote --env staging|production] [--persist-to <dir>]
+ * Local by default (`--persist-to` picks another local state directory, as for wrangler).
+ * DATA_PROTECTION_KEY comes from the environment, or from .dev.vars locally.
  */
 import { parseArgs } from "node:util";
 import { readDevVars } from "./lib/dev-vars";
 import { ImportFileError, importIntoD1, readImportFile, summarize } from "./lib/import";
 
-const usage = "usage: npm run db:import -- <file.json> [--remote --env staging|production]";
+const usage = "usage: npm run db:import -- <file.json> [--remote --env staging|production] [--persist-to <dir>]";
+
+const options = {
+  remote: { type: "boolean", default: false },
+  env: { type: "string" },
+  "persist-to": { type: "string" },
+} as const;
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: { remote: { type: "boolean", default: false }, env: { type: "string" } },
-  });
+  let args: ReturnType<typeof parseArgs<{ allowPositionals: true; options: typeof options }>>;
+  try {
+    args = parseArgs({ allowPositionals: true, options });
+  } catch (err) {
+    return fail(`${err instanceof Error ? err.message : String(err)}\n${usage}`);
+  }
+  const { values, positionals } = args;
   const [path] = positionals;
   if (!path || positionals.length > 1) return fail(usage);
   if (values.remote && values.env !== "staging" && values.env !== "production") {
     return fail("--remote needs --env staging or --env production");
   }
+  if (values.remote && values["persist-to"] !== undefined) return fail("--persist-to is for the local database only");
   const dataProtectionKey =
     process.env.DATA_PROTECTION_KEY ?? (values.remote ? undefined : (await readDevVars()).DATA_PROTECTION_KEY);
   if (!dataProtectionKey) {
@@ -29,7 +40,12 @@ async function main(): Promise<number> {
   }
   try {
     const file = await readImportFile(path);
-    await importIntoD1(file, { remote: values.remote, env: values.env, dataProtectionKey });
+    await importIntoD1(file, {
+      remote: values.remote,
+      env: values.env,
+      persistTo: values["persist-to"],
+      dataProtectionKey,
+    });
     console.log(`Imported ${summarize(file)} into the ${values.remote ? `${values.env} (remote)` : "local"} database.`);
     return 0;
   } catch (err) {

@@ -13,7 +13,13 @@ import { toSqlScript } from "../../src/db/sql-script";
 import { describeImportErrors, type ImportFile, importFileSchema } from "../../src/schemas/import";
 import { runWrangler } from "./wrangler";
 
-export type ImportTarget = { remote: boolean; env?: string | undefined; dataProtectionKey: string };
+export type ImportTarget = {
+  remote: boolean;
+  env?: string | undefined;
+  /** Local state directory, when not wrangler's default. */
+  persistTo?: string | undefined;
+  dataProtectionKey: string;
+};
 
 export class ImportFileError extends Error {
   constructor(readonly problems: string[]) {
@@ -44,6 +50,7 @@ export async function importIntoD1(file: ImportFile, target: ImportTarget): Prom
     await writeFile(scriptPath, toSqlScript(statements.map((statement) => statement.toSQL())), { mode: 0o600 });
     const args = ["d1", "execute", "DB", target.remote ? "--remote" : "--local", "--file", scriptPath, "--yes"];
     if (target.env) args.push("--env", target.env);
+    if (target.persistTo) args.push("--persist-to", target.persistTo);
     if (!runWrangler(args)) throw new Error("wrangler d1 execute failed; nothing was written");
   } finally {
     await rm(dir, { recursive: true, force: true });

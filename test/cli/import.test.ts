@@ -1,0 +1,119 @@
+/**
+ * `npm run db:import` as an operator runs it: the real script and wrangler, against a throw-away
+ * local D1 (`--persist-to`), so the developer's own .wrangler state is never touched.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateDataProtectionKey } from "../../scripts/lib/keys";
+import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
+
+let state: string;
+const env = { ...OFFLINE_ENV, DATA_PROTECTION_KEY: generateDataProtectionKey() };
+
+function run(command: string, args: string[]) {
+  const { status, stdout, stderr } = spawnSync(command, args, { env, encoding: "utf8" });
+  return { status, stdout, stderr };
+}
+
+function importFile(file: string, ...options: string[]) {
+  return run("tsx", ["scripts/import.ts", file, "--persist-to", state, ...options]);
+}
+
+async function writeJson(name: string, json: unknown): Promise<string> {
+  const file = join(state, name);
+  await writeFile(file, JSON.stringify(json));
+  return file;
+}
+
+/** Row counts and one password hash, read back through wrangler. */
+function query(sql: string): Record<string, unknown>[] {
+  const { status, stdout, stderr } = run("wrangler", [
+    "d1",
+    ...["execute", "DB", "--local", "--persist-to", state, "--json", "--command", sql],
+  ]);
+  if (status !== 0) throw new Error(`wrangler d1 execute failed: ${stderr}`);
+  return (JSON.parse(stdout) as { results: Record<string, unknown>[] }[])[0]!.results;
+}
+
+const counts = () =>
+  query(
+    "SELECT (SELECT count(*) FROM merchants) AS merchants, (SELECT count(*) FROM clients) AS clients, " +
+      "(SELECT count(*) FROM users) AS users, (SELECT count(*) FROM user_emails) AS emails, " +
+      "(SELECT count(*) FROM mail_events) AS events",
+  )[0];
+
+beforeAll(async () => {
+  state = await mkdtemp(join(tmpdir(), "acapi-import-test-"));
+  const migrated = run("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
+  if (migrated.status !== 0) throw new Error(`migrations failed: ${migrated.stderr}`);
+});
+
+afterAll(async () => {
+  await rm(state, { recursive: true, force: true });
+});
+
+describe("npm run db:import", () => {
+  it("imports the shared example file, hashing secrets, and a second import changes no count", async () => {
+    const example = "test/fixtures/example-import.json";
+    const first = importFile(example);
+    expect(first.status).toBe(0);
+    expect(first.stdout).toContain("Imported 2 merchants, 3 clients, 3 users");
+    const after = counts();
+    expect(after).toEqual({ merchants: 2, clients: 3, users: 3, emails: 4, events: 1 });
+    expect(importFile(example).status).toBe(0);
+    expect(counts()).toEqual(after);
+
+    const [user] = query("SELECT password_hash FROM users WHERE id = 1001");
+    expect(user!.password_hash).toMatch(/^pbkdf2-sha256\$100000\$/);
+    const stored = JSON.stringify(query("SELECT * FROM clients"));
+    const { clients } = JSON.parse(await readFile(example, "utf8")) as { clients: { secret: string }[] };
+    for (const { secret } of clients) expect(stored).not.toContain(secret);
+  });
+
+  it("refuses an invalid file, naming each offending path, and writes nothing", async () => {
+    const file = await writeJson("bad.json", {
+      merchants: [{ merchantId: 901, name: "Never Written" }],
+      users: [{ userId: "x", uuid: "not-a-uuid", status: 7, published: "2024-01-01 00:00:00", updated: 0 }],
+    });
+    const result = importFile(file);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("nothing was written");
+    for (const path of ["users[0].userId", "users[0].uuid", "users[0].status"]) {
+      expect(result.stderr).toContain(`${path}:`);
+    }
+    expect(query("SELECT id FROM merchants WHERE id = 901")).toEqual([]);
+  });
+
+  it("writes nothing when the database refuses one row of a valid file", async () => {
+    const file = await writeJson("dangling.json", {
+      merchants: [{ merchantId: 902, name: "Half Written" }],
+      users: [
+        {
+          userId: "9902",
+          uuid: crypto.randomUUID(),
+          status: 1,
+          published: "2024-01-01 00:00:00",
+          updated: "2024-01-01 00:00:00",
+          clients: ["no-such-client-000"],
+        },
+      ],
+    });
+    expect(importFile(file).status).toBe(1);
+    expect(query("SELECT id FROM merchants WHERE id = 902")).toEqual([]);
+    expect(query("SELECT id FROM users WHERE id = 9902")).toEqual([]);
+  });
+
+  it("refuses bad command lines with the usage, before touching any database", () => {
+    for (const args of [["--bogus"], ["--remote"], ["--remote", "--env", "qa"], ["second.json"]]) {
+      const result = importFile("file.json", ...args);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/usage|--remote needs|--persist-to is for/);
+    }
+    const missing = importFile(join(state, "missing.json"));
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("ENOENT");
+  });
+});
