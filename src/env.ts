@@ -2,7 +2,7 @@ import type { Database } from "./db/client";
 import type { RateLimiter, RateLimitFigures } from "./durable-objects/rate-limiter";
 import type { RouteInfo } from "./http/container";
 import type { ResponseFormat } from "./http/format";
-import type { AccessTokenClaims } from "./oauth/tokens";
+import type { Caller } from "./middleware/auth";
 
 /** Everything wrangler.toml and the secrets give the Worker. */
 export type Bindings = {
@@ -21,7 +21,7 @@ export type Variables = {
   db: Database;
   format: ResponseFormat;
   route: RouteInfo;
-  caller: AccessTokenClaims;
+  caller: Caller;
   rateLimit: RateLimitFigures;
 };
 

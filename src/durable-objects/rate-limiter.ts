@@ -1,7 +1,7 @@
 /**
  * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request:
- * it checks that the token's merchant is still the client's and the client's IP allow-list, then
- * counts the request in the client's fixed window. It also counts failed password sign-ins per
+ * it checks the client's IP allow-list, counts the request in the client's fixed window, and
+ * tells the client's current merchant, which scopes the call. It also counts failed password sign-ins per
  * account, so that nobody holding the client's credentials can guess passwords without limit.
  * The client's policy (merchant, quota, window, allow-list) is read from D1 at most once a minute
  * per client, so the request path itself touches no database; policy changes apply within a minute.
@@ -37,8 +37,9 @@ export type RateLimitFigures = {
 };
 
 export type Admission =
-  | { outcome: "admitted" | "rate_limited"; figures: RateLimitFigures }
-  | { outcome: "ip_not_allowed" | "unknown_client" | "merchant_changed" };
+  | { outcome: "admitted"; figures: RateLimitFigures; merchantId: number }
+  | { outcome: "rate_limited"; figures: RateLimitFigures }
+  | { outcome: "ip_not_allowed" | "unknown_client" };
 
 export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
 
@@ -50,11 +51,9 @@ export class RateLimiter extends DurableObject<Bindings> {
   private policy: Policy | null = null;
   private window: Counter | undefined;
 
-  /** `merchantId` is the one the token was issued under. */
-  async admit(clientId: string, merchantId: number, ip: string | null): Promise<Admission> {
+  async admit(clientId: string, ip: string | null): Promise<Admission> {
     const policy = await this.currentPolicy(clientId);
     if (!policy) return { outcome: "unknown_client" };
-    if (policy.merchantId !== merchantId) return { outcome: "merchant_changed" };
     if (!ipAllowed(policy.ipAllowList, ip)) {
       return { outcome: "ip_not_allowed" };
     }
@@ -70,7 +69,8 @@ export class RateLimiter extends DurableObject<Bindings> {
     }
     window.count += 1;
     this.ctx.storage.kv.put(WINDOW_KEY, window);
-    return { outcome: "admitted", figures: { limit: policy.limit, remaining: policy.limit - window.count, reset } };
+    const figures = { limit: policy.limit, remaining: policy.limit - window.count, reset };
+    return { outcome: "admitted", figures, merchantId: policy.merchantId };
   }
 
   /**

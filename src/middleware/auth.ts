@@ -1,11 +1,17 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
-import { type TokenKind, verifyAccessToken } from "../oauth/tokens";
+import { type AccessTokenClaims, type TokenKind, verifyAccessToken } from "../oauth/tokens";
 import { enforceClientLimits } from "./rate-limit";
 
 /** Longer than any token we issue; anything bigger is rejected before parsing. */
 const MAX_TOKEN_LENGTH = 4096;
+
+/** The bearer of a verified token, with the merchant that scopes the call. */
+export type Caller = AccessTokenClaims & {
+  /** The client's current merchant as the rate limiter knows it (at most a minute old), never the token's. */
+  merchantId: number;
+};
 
 /**
  * Route middleware for endpoints that need an access token (spec "Authentication"): verifies the
@@ -14,12 +20,12 @@ const MAX_TOKEN_LENGTH = 4096;
  */
 export function requireToken(accepted: TokenKind | "any") {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const caller = await verifyAccessToken(c.env, bearerToken(c.req.raw));
-    await enforceClientLimits(c, caller);
-    if (accepted !== "any" && caller.kind !== accepted) {
+    const claims = await verifyAccessToken(c.env, bearerToken(c.req.raw));
+    const merchantId = await enforceClientLimits(c, claims.clientId);
+    if (accepted !== "any" && claims.kind !== accepted) {
       throw new OAuthError(403, "access_denied", `Access token rejected: this endpoint requires a ${accepted} token`);
     }
-    c.set("caller", caller);
+    c.set("caller", { ...claims, merchantId });
     await next();
   });
 }

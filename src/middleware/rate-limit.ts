@@ -3,24 +3,17 @@ import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
 import { ApiError, OAuthError } from "../errors";
 import { clientIp } from "../http/ip";
-import { type AccessTokenClaims, invalidTokenError } from "../oauth/tokens";
 
 /**
- * Asks the client's RateLimiter to admit the request: the token's merchant and the IP allow-list
- * first (a refused request does not spend the client's quota), then the quota. Sets the figures
- * the container reports.
+ * Asks the client's RateLimiter to admit the request: IP allow-list first (a refused address does
+ * not spend the client's quota), then the quota. Sets the figures the container reports and
+ * returns the client's current merchant.
  */
-export async function enforceClientLimits(c: Context<AppEnv>, caller: AccessTokenClaims): Promise<void> {
-  const admission = await rateLimiterFor(c.env, caller.clientId).admit(
-    caller.clientId,
-    caller.merchantId,
-    clientIp(c.req.raw),
-  );
+export async function enforceClientLimits(c: Context<AppEnv>, clientId: string): Promise<number> {
+  const admission = await rateLimiterFor(c.env, clientId).admit(clientId, clientIp(c.req.raw));
   switch (admission.outcome) {
     case "unknown_client":
       throw new OAuthError(404, "invalid_client_id", "Unknown client ID");
-    case "merchant_changed":
-      throw invalidTokenError("The access token was issued before its client moved to another merchant", "revoked");
     case "ip_not_allowed":
       throw new OAuthError(403, "access_denied", "Requesting IP is not whitelisted");
     case "rate_limited":
@@ -30,5 +23,6 @@ export async function enforceClientLimits(c: Context<AppEnv>, caller: AccessToke
       });
     case "admitted":
       c.set("rateLimit", admission.figures);
+      return admission.merchantId;
   }
 }

@@ -26,11 +26,13 @@ const TOKEN_TYPE = "at+jwt";
 
 export type TokenKind = "user" | "server";
 
-/** What a verified access token says about its bearer. */
+/**
+ * What a verified access token says about its bearer. The token's `mid` claim is for resource
+ * servers; this API scopes every call by the client's current merchant instead (see Caller).
+ */
 export type AccessTokenClaims = {
   kind: TokenKind;
   clientId: string;
-  merchantId: number;
   /** Set on user tokens only. */
   userId: number | null;
   scope: string;
@@ -115,17 +117,17 @@ export async function verifyAccessToken(env: Bindings, token: string): Promise<A
       typ: TOKEN_TYPE,
       requiredClaims: ["sub", "exp", "client_id", "token_use", "mid"],
     });
-    const { token_use: kind, client_id: clientId, mid: merchantId, scope, sub, exp } = payload;
+    const { token_use: kind, client_id: clientId, scope, sub, exp } = payload;
     const userId = kind === "user" ? Number(sub) : null;
     if (
       (kind !== "user" && kind !== "server") ||
       typeof clientId !== "string" ||
-      typeof merchantId !== "number" ||
+      typeof payload.mid !== "number" ||
       (kind === "user" && !Number.isSafeInteger(userId))
     ) {
       throw new joseErrors.JWTClaimValidationFailed("unexpected claims", payload);
     }
-    return { kind, clientId, merchantId, userId, scope: typeof scope === "string" ? scope : "", expires: exp! };
+    return { kind, clientId, userId, scope: typeof scope === "string" ? scope : "", expires: exp! };
   } catch (err) {
     if (!(err instanceof joseErrors.JOSEError)) throw err;
     throw err instanceof joseErrors.JWTExpired
