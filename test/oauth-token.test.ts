@@ -343,6 +343,19 @@ describe("password guessing", () => {
     expect((await attempt(client, "wrong")).res.status).toBe(420);
   });
 
+  it("counts a user's attempts together, whichever of their addresses is tried", async () => {
+    const client = await createClient({ autoApprove: true });
+    const guess = (username: string) =>
+      token(
+        { grant_type: "password", username, password: "wrong", redirect_uri: redirect },
+        basicAuth(client.id, client.secret),
+      );
+    const [primary, work] = [ingrid.email, "ingrid@work.example"];
+    for (const username of [primary, work, primary, work, work]) expect((await guess(username)).res.status).toBe(400);
+    expect((await guess(primary)).res.status).toBe(420);
+    expect((await guess(work)).res.status).toBe(420);
+  });
+
   it("counts guesses sent in parallel", async () => {
     const client = await createClient({ autoApprove: true });
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => attempt(client, `parallel ${i}`)));

@@ -154,10 +154,12 @@ describe("the rate limiter's storage", () => {
 
     const limiter = rateLimiterFor(env, client.id);
     expect(await runDurableObjectAlarm(limiter)).toBe(true);
-    const keys = await runInDurableObject(limiter, (_, state) => [...state.storage.kv.list()].map(([key]) => key));
-    expect(keys).toHaveLength(1);
-    expect(keys[0]).toMatch(/^signin:/);
-    expect(keys[0]).not.toContain(erik.email);
+    const stored = await runInDurableObject(limiter, (_, state) => ({
+      kv: [...state.storage.kv.list()].map(([key]) => key),
+      attempts: state.storage.sql.exec("SELECT account, count FROM sign_in_attempts").toArray(),
+    }));
+    expect(stored.kv).toEqual([]);
+    expect(stored.attempts).toEqual([{ account: "user:1002", count: 1 }]);
     const alarm = await runInDurableObject(limiter, (_, state) => state.storage.getAlarm());
     expect(alarm).toBeGreaterThan(Date.now() + 14 * 60_000);
   });

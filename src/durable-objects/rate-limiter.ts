@@ -1,11 +1,13 @@
 /**
  * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request:
  * it checks the client's IP allow-list, counts the request in the client's fixed window, and
- * tells the client's current merchant, which scopes the call. It also counts failed password sign-ins per
- * account, so that nobody holding the client's credentials can guess passwords without limit.
- * The client's policy (merchant, quota, window, allow-list) is read from D1 at most once a minute
- * per client, so the request path itself touches no database; policy changes apply within a minute.
- * Counters survive eviction in the object's storage; one alarm deletes them once they have expired.
+ * tells the client's current merchant, which scopes the call. It also counts password sign-in
+ * attempts per account, so that nobody holding the client's credentials can guess passwords
+ * without limit. The client's policy (merchant, quota, window, allow-list) is read from D1 at most
+ * once a minute per client, so the request path itself touches no database; policy changes apply
+ * within a minute. Counters survive eviction in the object's storage (the window in its KV,
+ * sign-in attempts in a SQLite table indexed by expiry); one alarm, at most once a minute,
+ * deletes the expired ones.
  */
 import { DurableObject } from "cloudflare:workers";
 import { openDatabase } from "../db/client";
@@ -21,7 +23,8 @@ const WINDOW_KEY = "window";
 /** Failed password sign-ins per account and client before the account is locked for the window. */
 export const SIGN_IN_FAILURE_LIMIT = 5;
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
-const SIGN_IN_KEY_PREFIX = "signin:";
+/** Expiry is checked in code; the alarm only reclaims space, so it need not run more often. */
+const MIN_ALARM_INTERVAL_MS = 60_000;
 
 /** The client's RateLimiter. */
 export function rateLimiterFor(env: Bindings, clientId: string) {
@@ -44,12 +47,21 @@ export type Admission =
 export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
 
 type Policy = RateLimitSetting & { merchantId: number; ipAllowList: string[]; loadedAt: number };
-/** A fixed window: the request window, or one account's sign-in attempts. */
+/** The client's request window. */
 type Counter = { endsAt: number; count: number };
+type SignInAttempts = { count: number; ends_at: number };
 
 export class RateLimiter extends DurableObject<Bindings> {
   private policy: Policy | null = null;
   private window: Counter | undefined;
+
+  constructor(ctx: DurableObjectState, env: Bindings) {
+    super(ctx, env);
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS sign_in_attempts (account TEXT PRIMARY KEY, count INTEGER NOT NULL, ends_at INTEGER NOT NULL)",
+    );
+    ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS sign_in_attempts_ends_at ON sign_in_attempts (ends_at)");
+  }
 
   async admit(clientId: string, ip: string | null): Promise<Admission> {
     const policy = await this.currentPolicy(clientId);
@@ -79,40 +91,55 @@ export class RateLimiter extends DurableObject<Bindings> {
    * (signInSucceeded). Refused once SIGN_IN_FAILURE_LIMIT attempts have failed in the window.
    */
   async beginSignIn(account: string): Promise<SignInAttempt> {
-    const key = SIGN_IN_KEY_PREFIX + account;
     const now = Date.now();
-    let attempts = this.ctx.storage.kv.get<Counter>(key);
-    if (!attempts || now >= attempts.endsAt) attempts = { endsAt: now + SIGN_IN_WINDOW_MS, count: 0 };
-    if (attempts.count >= SIGN_IN_FAILURE_LIMIT) {
-      return { allowed: false, retryAfter: Math.ceil((attempts.endsAt - now) / 1000) };
+    const [stored] = this.ctx.storage.sql
+      .exec<SignInAttempts>("SELECT count, ends_at FROM sign_in_attempts WHERE account = ?", account)
+      .toArray();
+    const live = stored && now < stored.ends_at ? stored : undefined;
+    if (live && live.count >= SIGN_IN_FAILURE_LIMIT) {
+      return { allowed: false, retryAfter: Math.ceil((live.ends_at - now) / 1000) };
     }
-    attempts.count += 1;
-    this.ctx.storage.kv.put(key, attempts);
-    await this.scheduleCleanup(attempts.endsAt);
+    const endsAt = live?.ends_at ?? now + SIGN_IN_WINDOW_MS;
+    this.ctx.storage.sql.exec(
+      "INSERT INTO sign_in_attempts (account, count, ends_at) VALUES (?, ?, ?) " +
+        "ON CONFLICT (account) DO UPDATE SET count = excluded.count, ends_at = excluded.ends_at",
+      account,
+      (live?.count ?? 0) + 1,
+      endsAt,
+    );
+    if (!live) await this.scheduleCleanup(endsAt);
     return { allowed: true };
   }
 
   /** The password was right: the account's earlier failures no longer count. */
   async signInSucceeded(account: string): Promise<void> {
-    this.ctx.storage.kv.delete(SIGN_IN_KEY_PREFIX + account);
+    this.ctx.storage.sql.exec("DELETE FROM sign_in_attempts WHERE account = ?", account);
   }
 
-  /** Deletes every expired counter and wakes again for the next one to expire. */
+  /** Deletes the expired counters, then wakes for the next to expire, a minute on at the earliest. */
   override async alarm(): Promise<void> {
     const now = Date.now();
-    let next: number | undefined;
-    for (const [key, counter] of [...this.ctx.storage.kv.list<Counter>()]) {
-      if (now >= counter.endsAt) this.ctx.storage.kv.delete(key);
-      else next = Math.min(next ?? counter.endsAt, counter.endsAt);
+    this.ctx.storage.sql.exec("DELETE FROM sign_in_attempts WHERE ends_at <= ?", now);
+    let window = this.ctx.storage.kv.get<Counter>(WINDOW_KEY);
+    if (window && now >= window.endsAt) {
+      this.ctx.storage.kv.delete(WINDOW_KEY);
+      window = undefined;
     }
-    this.window = undefined;
-    if (next !== undefined) await this.ctx.storage.setAlarm(next);
+    this.window = window;
+    const { next } = this.ctx.storage.sql
+      .exec<{ next: number | null }>("SELECT min(ends_at) AS next FROM sign_in_attempts")
+      .one();
+    const earliest = Math.min(next ?? Infinity, window?.endsAt ?? Infinity);
+    if (Number.isFinite(earliest)) await this.ctx.storage.setAlarm(Math.max(earliest, now + MIN_ALARM_INTERVAL_MS));
   }
 
-  /** One alarm serves every counter, so it is set for the earliest end. */
+  /**
+   * One alarm serves every counter. It moves earlier only for a counter that ends more than a
+   * minute before it, so a stream of new counters does not re-arm it on every attempt.
+   */
   private async scheduleCleanup(endsAt: number): Promise<void> {
     const alarm = await this.ctx.storage.getAlarm();
-    if (alarm === null || endsAt < alarm) await this.ctx.storage.setAlarm(endsAt);
+    if (alarm === null || endsAt + MIN_ALARM_INTERVAL_MS < alarm) await this.ctx.storage.setAlarm(endsAt);
   }
 
   private async currentPolicy(clientId: string): Promise<Policy | null> {

@@ -40,8 +40,10 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }
 
+  const db = c.get("db");
+  const user = await findUserByEmail(db, username);
   const limiter = rateLimiterFor(c.env, client.id);
-  const account = await accountKey(username);
+  const account = user ? `user:${user.id}` : await unknownAccountKey(username);
   const attempt = await limiter.beginSignIn(account);
   if (!attempt.allowed) {
     throw new OAuthError(
@@ -54,8 +56,6 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     );
   }
 
-  const db = c.get("db");
-  const user = await findUserByEmail(db, username);
   const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
   if (!user || !passwordMatches) throw new OAuthError(400, "invalid_grant", "Invalid username or password");
   await limiter.signInSucceeded(account);
@@ -87,8 +87,11 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   );
 };
 
-/** What the rate limiter knows of an account: a hash of the normalized username, never the address. */
-async function accountKey(username: string): Promise<string> {
+/**
+ * Attempts are counted per user, whichever of their addresses is tried; a name that is no user's
+ * is counted by a hash of it, so the limiter never holds an address.
+ */
+async function unknownAccountKey(username: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(normalizeEmail(username)));
-  return base64url.encode(new Uint8Array(digest));
+  return `name:${base64url.encode(new Uint8Array(digest))}`;
 }
