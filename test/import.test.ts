@@ -90,6 +90,42 @@ describe("import file format", () => {
   });
 });
 
+describe("redirect URIs", () => {
+  const withRedirect = (uri: string) => ({
+    clients: [{ ...example.clients[0], redirectUris: [uri], defaultRedirectUri: null }],
+  });
+
+  it.each([
+    "https://x.example/cb?next=https://evil.example",
+    "https://x.example/cb?next=//evil.example",
+    "https://x.example/cb?next=%2F%2Fevil.example",
+    "https://x.example/cb?next=https%253A%252F%252Fevil.example",
+    "https://x.example/cb?next=/%5Cevil.example",
+    "https://x.example/cb?next=%5C%5Cevil.example",
+    "https://x.example/cb?next=/%09/evil.example",
+    "https://x.example/cb?next=javascript:alert%281%29",
+    "https://x.example/cb?https://evil.example",
+    "https://x.example//evil.example/cb",
+    "https://x.example/go/https://evil.example",
+    "https://x.example/cb?next=/\\evil.example",
+    "https://x.example/cb#token",
+  ])("refuses %s", (uri) => {
+    expect(problems(withRedirect(uri)).some((p) => p.startsWith("clients[0].redirectUris[0]:"))).toBe(true);
+  });
+
+  it.each([
+    "https://x.example/cb",
+    "https://x.example/",
+    "https://x.example/cb?discount=10%25",
+    "https://x.example/a//b",
+    "https://x.example/wiki/File:Example.png",
+    "https://x.example/cb?state=abc&lang=nb_NO",
+    "https://x.example:8443/oauth/done",
+  ])("accepts %s", (uri) => {
+    expect(problems(withRedirect(uri))).toEqual([]);
+  });
+});
+
 describe("bad import files", () => {
   it.each([
     ["an invalid e-mail", { users: [{ ...example.users[1], email: "not-an-email" }] }, "users[0].email"],
@@ -107,26 +143,6 @@ describe("bad import files", () => {
     [
       "a redirect URI embedding another",
       { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=https://evil.example"] }] },
-      "clients[0].redirectUris[0]",
-    ],
-    [
-      "a redirect URI embedding a protocol-relative one",
-      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=//evil.example"] }] },
-      "clients[0].redirectUris[0]",
-    ],
-    [
-      "a redirect URI embedding a percent-encoded one",
-      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=%2F%2Fevil.example"] }] },
-      "clients[0].redirectUris[0]",
-    ],
-    [
-      "a redirect URI embedding a double-encoded one",
-      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb?next=https%253A%252F%252Fevil"] }] },
-      "clients[0].redirectUris[0]",
-    ],
-    [
-      "a redirect URI with a fragment",
-      { clients: [{ ...example.clients[0], redirectUris: ["https://x.example/cb#token"] }] },
       "clients[0].redirectUris[0]",
     ],
     [

@@ -69,22 +69,48 @@ export const GRANT_TYPES = [
 ] as const;
 
 /** Spec "Client requirements": https, no embedded redirect URI, none of the listed characters. */
-const FORBIDDEN_IN_REDIRECT = /[\s!()[\]{};',<>«»“”‘’@"`]/;
+const FORBIDDEN_IN_REDIRECT = /[\s!()[\]{};',<>«»“”‘’@"`\\]/;
+/** A scheme (`https:`, `javascript:`) or a network path (`//`, `\\`, `/\`) at the start of a value. */
+const URI_START = /^(?:[a-z][a-z0-9+.-]*:|[/\\]{2})/i;
+
+/** Percent-decoded until it no longer changes, without the tabs and newlines browsers drop. */
+function fullyDecoded(text: string): string {
+  let decoded = text;
+  for (let round = 0; round < 4; round++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(decoded);
+    } catch {
+      break;
+    }
+    if (next === decoded) break;
+    decoded = next;
+  }
+  return decoded.replace(/[\t\n\r]/g, "");
+}
+
+/**
+ * True when a redirect URI carries another address a browser could be sent on to: a query key or
+ * value that, decoded, starts with a scheme or a network path, or a path that holds `://` or
+ * starts with `//`. Encoded and double-encoded forms count as what they decode to.
+ */
+function embedsAnotherUri(uri: string): boolean {
+  const url = new URL(uri);
+  const path = fullyDecoded(url.pathname);
+  if (path.includes("://") || /^[/\\]{2}/.test(path)) return true;
+  return [...url.searchParams].some(([key, value]) => [key, value].some((part) => URI_START.test(fullyDecoded(part))));
+}
+
 const redirectUri = z
   .string()
   .max(2048)
   .refine((uri) => URL.canParse(uri) && new URL(uri).protocol === "https:", "redirect URIs must be absolute https URLs")
   .refine(
     (uri) => !FORBIDDEN_IN_REDIRECT.test(uri),
-    "redirect URIs must not contain whitespace or ! ( ) [ ] { } ; ' , < > « » “ ” ‘ ’ @ \" `",
+    "redirect URIs must not contain whitespace, a backslash or ! ( ) [ ] { } ; ' , < > « » “ ” ‘ ’ @ \" `",
   )
   .refine((uri) => !uri.includes("#"), "redirect URIs must not have a fragment (RFC 6749 §3.1.2)")
-  .refine(
-    // After the scheme: no other scheme, no protocol-relative `//`, plain or percent-encoded, and
-    // no double encoding that would hide either.
-    (uri) => !/https?:|https?%3a|\/\/|%2f%2f|\/%2f|%2f\/|%25/i.test(uri.slice("https://".length)),
-    "redirect URIs must not embed another URI",
-  );
+  .refine((uri) => !URL.canParse(uri) || !embedsAnotherUri(uri), "redirect URIs must not embed another URI");
 
 const merchant = z.object({ merchantId: integerId, name: text() });
 
