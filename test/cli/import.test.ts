@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateDataProtectionKey } from "../../scripts/lib/keys";
 import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
@@ -13,8 +13,11 @@ import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
 let state: string;
 const env = { ...OFFLINE_ENV, DATA_PROTECTION_KEY: generateDataProtectionKey() };
 
+/** The project's own binaries, so the test does not depend on PATH. */
+const bin = (name: string) => resolve("node_modules/.bin", name);
+
 function run(command: string, args: string[]) {
-  const { status, stdout, stderr } = spawnSync(command, args, { env, encoding: "utf8" });
+  const { status, stdout, stderr } = spawnSync(bin(command), args, { env, encoding: "utf8" });
   return { status, stdout, stderr };
 }
 
