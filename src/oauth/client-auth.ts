@@ -1,13 +1,15 @@
 /**
  * Client authentication at /oauth/token (RFC 6749 §2.3.1): HTTP Basic or client_id and
  * client_secret in the body, never both. Every failure is the same 401 invalid_client_id, and an
- * unknown client costs the same hash as a known one.
+ * unknown client costs the same secret hash as a known one.
  *
  * Found clients are cached per isolate for CLIENT_CACHE_TTL_MS, so a token request usually needs
  * no D1 round trip (measured locally: 904 -> 4,150 token requests/s; see README "Benchmark").
- * Changes to a client apply within that time, as they do for the rate limiter's policy; a secret
- * that fails against a cached record is checked against D1 before it is refused, so a rotated
- * secret works at once. Unknown ids are never cached, so made-up ids cannot fill the cache.
+ * Changes to a client (secret, grants, redirect URIs, allow-list, deletion) apply within that
+ * time, as they do for the rate limiter's policy; a secret that fails against a cached record is
+ * checked against D1 before it is refused, so a rotated secret works at once. Unknown ids are
+ * never cached, so made-up ids cannot fill the cache. A cached id therefore answers faster than
+ * an unknown one: that tells only whether a client id is in use, and client ids are public.
  */
 import type { Context } from "hono";
 import type { Database } from "../db/client";
