@@ -21,7 +21,7 @@ export const DEFAULT_RATE_LIMIT: RateLimitSetting = { limit: 1000, windowSeconds
 const POLICY_TTL_MS = 60_000;
 const WINDOW_KEY = "window";
 /** Failed password sign-ins per account and client before the account is locked for the window. */
-export const SIGN_IN_FAILURE_LIMIT = 5;
+const SIGN_IN_FAILURE_LIMIT = 5;
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
 /** Expiry is checked in code; the alarm only reclaims space, so it need not run more often. */
 const MIN_ALARM_INTERVAL_MS = 60_000;
