@@ -314,11 +314,8 @@ describe("password", () => {
 
 describe("password guessing", () => {
   const redirect = "https://test.example/callback";
-  const attempt = (client: { id: string; secret: string }, password: string) =>
-    token(
-      { grant_type: "password", username: erik.email, password, redirect_uri: redirect },
-      basicAuth(client.id, client.secret),
-    );
+  const attempt = (client: { id: string; secret: string }, password: string, username = erik.email) =>
+    token({ grant_type: "password", username, password, redirect_uri: redirect }, basicAuth(client.id, client.secret));
 
   it("locks the account for the client after 5 failures, before checking even a right password", async () => {
     const client = await createClient({ autoApprove: true });
@@ -345,15 +342,19 @@ describe("password guessing", () => {
 
   it("counts a user's attempts together, whichever of their addresses is tried", async () => {
     const client = await createClient({ autoApprove: true });
-    const guess = (username: string) =>
-      token(
-        { grant_type: "password", username, password: "wrong", redirect_uri: redirect },
-        basicAuth(client.id, client.secret),
-      );
     const [primary, work] = [ingrid.email, "ingrid@work.example"];
-    for (const username of [primary, work, primary, work, work]) expect((await guess(username)).res.status).toBe(400);
-    expect((await guess(primary)).res.status).toBe(420);
-    expect((await guess(work)).res.status).toBe(420);
+    for (const username of [primary, work, primary, work, work]) {
+      expect((await attempt(client, "wrong", username)).res.status).toBe(400);
+    }
+    expect((await attempt(client, "wrong", primary)).res.status).toBe(420);
+    expect((await attempt(client, "wrong", work)).res.status).toBe(420);
+  });
+
+  it("throttles guesses for a name that is no user's just the same", async () => {
+    const client = await createClient({ autoApprove: true });
+    for (let i = 0; i < 5; i++) expect((await attempt(client, "wrong", "nobody@example.org")).res.status).toBe(400);
+    const { res, body } = await attempt(client, "wrong", "NOBODY@example.org");
+    expectOAuthError(res, body, 420, "access_denied");
   });
 
   it("counts guesses sent in parallel", async () => {
