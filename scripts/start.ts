@@ -1,8 +1,9 @@
 /**
- * npm start: local secrets (first run), D1 migrations, demo data (idempotent), the demo
- * credentials, then `wrangler dev` on 127.0.0.1:$PORT (default 8787) with local D1, KV and
- * Durable Objects.
+ * npm start [-- --persist-to <dir>]: local secrets (first run), D1 migrations, demo data
+ * (idempotent), the demo credentials, then `wrangler dev` on 127.0.0.1:$PORT (default 8787) with
+ * local D1, KV and Durable Objects, kept in wrangler's default state directory or in <dir>.
  */
+import { parseArgs } from "node:util";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars";
 import { ImportFileError, importIntoD1, readImportFile } from "./lib/import";
 import { runWrangler, startWrangler } from "./lib/wrangler";
@@ -10,24 +11,30 @@ import { runWrangler, startWrangler } from "./lib/wrangler";
 const DEMO_DATA = "data/demo.json";
 const port = process.env.PORT ?? "8787";
 const baseUrl = `http://127.0.0.1:${port}`;
+const persistTo = parseArgs({ options: { "persist-to": { type: "string" } } }).values["persist-to"];
+const stateArgs = persistTo === undefined ? [] : ["--persist-to", persistTo];
 
 if (await ensureDevVars()) console.log("Wrote .dev.vars with fresh local signing and data-protection keys.");
 
-if (!runWrangler(["d1", "migrations", "apply", "DB", "--local"])) {
+if (!runWrangler(["d1", "migrations", "apply", "DB", "--local", ...stateArgs])) {
   console.error("Applying the D1 migrations failed.");
   process.exit(1);
 }
 
 try {
   const demo = await readImportFile(DEMO_DATA);
-  await importIntoD1(demo, { remote: false, dataProtectionKey: (await readDevVars()).DATA_PROTECTION_KEY! });
+  await importIntoD1(demo, {
+    remote: false,
+    persistTo,
+    dataProtectionKey: (await readDevVars()).DATA_PROTECTION_KEY!,
+  });
   printCredentials(demo);
 } catch (err) {
   console.error(err instanceof ImportFileError ? `${DEMO_DATA} is invalid:\n  ${err.problems.join("\n  ")}` : err);
   process.exit(1);
 }
 
-const dev = startWrangler(["dev", "--ip", "127.0.0.1", "--port", port, "--var", `BASE_URL:${baseUrl}`]);
+const dev = startWrangler(["dev", "--ip", "127.0.0.1", "--port", port, "--var", `BASE_URL:${baseUrl}`, ...stateArgs]);
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => dev.kill(signal));
 dev.on("exit", (code) => process.exit(code ?? 0));
 

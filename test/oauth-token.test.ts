@@ -216,6 +216,28 @@ describe("grant and request failures", () => {
     expect(body).toMatchObject({ error: "invalid_request", error_code: 413 });
   });
 
+  it("refuses a streamed body over the limit with 413 after reading it to its end", async () => {
+    let pulled = 0;
+    const chunks = 40;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled++ === chunks) return controller.close();
+        controller.enqueue(
+          new TextEncoder().encode(pulled === 1 ? "grant_type=client_credentials&x=" : "a".repeat(4096)),
+        );
+      },
+    });
+    const res = await call("/oauth/token", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...basicAuth(webClient.id, webClient.secret) },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: "invalid_request", error_code: 413 });
+    expect(pulled).toBe(chunks + 1);
+  });
+
   it("refuses a requested scope, as none are defined", async () => {
     const { res, body } = await token({ grant_type: "client_credentials", scope: "admin" });
     expectOAuthError(res, body, 400, "invalid_scope");

@@ -1,5 +1,4 @@
 /** The request pipeline every request passes first (order set in app.ts). */
-import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { openDatabase } from "../db/client";
 import type { AppEnv } from "../env";
@@ -10,12 +9,45 @@ import { formatOf } from "../http/format";
 /** Form posts here are a few hundred bytes; anything near this limit is not a real client. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export const limitBody = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: () => {
+/**
+ * Reads every request body to its end before anything else runs, keeping at most MAX_BODY_BYTES;
+ * a larger one is drained, dropped and refused with 413. Answering before a body is consumed makes
+ * `wrangler dev`'s proxy die (workers-sdk #15203), and draining costs only the bytes' transfer:
+ * the platform caps request bodies well before this matters. Handlers then see a buffered body.
+ */
+export const readBody = createMiddleware<AppEnv>(async (c, next) => {
+  const { body } = c.req.raw;
+  if (body === null) return next();
+  const bytes = await readAtMost(body, MAX_BODY_BYTES);
+  if (bytes === null) {
     throw new ApiError(413, "invalid_request", `The request body is larger than ${MAX_BODY_BYTES} bytes`);
-  },
+  }
+  c.req.raw = new Request(c.req.raw, { body: bytes });
+  await next();
 });
+
+/** The stream's bytes, or null when there are more than `limit` (the rest is still read and dropped). */
+async function readAtMost(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | null> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      size += chunk.value.byteLength;
+      if (size <= limit) chunks.push(chunk.value);
+    }
+  } catch {
+    throw new ApiError(400, "invalid_request", "The request body could not be read to its end");
+  }
+  if (size > limit) return null;
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
 
 export const normalizeEncoding = createMiddleware<AppEnv>(async (c, next) => {
   c.req.raw = await normalizeRequestEncoding(c.req.raw);

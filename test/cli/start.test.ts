@@ -1,0 +1,136 @@
+/**
+ * The service as `npm start` runs it: scripts/start.ts and `wrangler dev` (its proxy in front of
+ * the Worker), on a free port and a throw-away state directory. What only the real local server
+ * shows is tested here: bodies the Worker refuses must not take the server down.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { request } from "node:http";
+import { createServer, connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
+
+let state: string;
+let server: ChildProcess;
+let base: string;
+
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, "127.0.0.1");
+  await new Promise((done) => probe.once("listening", done));
+  const { port } = probe.address() as { port: number };
+  await new Promise((done) => probe.close(done));
+  return port;
+}
+
+/** A POST whose body is sent in `chunks` pieces of `chunkSize` bytes, chunked unless a length is given. */
+function post(
+  path: string,
+  { chunks, chunkSize, contentLength }: { chunks: number; chunkSize: number; contentLength?: boolean },
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  return new Promise((done, fail) => {
+    const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded" };
+    if (contentLength) headers["Content-Length"] = String(chunks * chunkSize);
+    const req = request(`${base}${path}`, { method: "POST", headers }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (part: string) => (text += part));
+      res.on("end", () => done({ status: res.statusCode!, headers: res.headers, text }));
+    });
+    // The server may answer and close before the last chunk is written.
+    req.on("error", fail);
+    const chunk = Buffer.alloc(chunkSize, "a");
+    req.write("grant_type=client_credentials&x=");
+    for (let i = 0; i < chunks; i++) req.write(chunk);
+    req.end();
+  });
+}
+
+async function statusCode(): Promise<number> {
+  return (await fetch(`${base}/api/2/status`)).status;
+}
+
+beforeAll(async () => {
+  state = await mkdtemp(join(tmpdir(), "acapi-start-test-"));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  server = spawn(resolve("node_modules/.bin/tsx"), ["scripts/start.ts", "--persist-to", state], {
+    env: { ...OFFLINE_ENV, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  await new Promise<void>((ready, fail) => {
+    const watch = (part: Buffer) => {
+      output += part.toString();
+      if (output.includes(`Ready on ${base}`)) ready();
+    };
+    server.stdout!.on("data", watch);
+    server.stderr!.on("data", watch);
+    server.once("exit", (code) => fail(new Error(`npm start exited with ${code}:\n${output}`)));
+  });
+}, 180_000);
+
+afterAll(async () => {
+  if (server?.pid !== undefined) {
+    const exited = server.exitCode === null ? new Promise((done) => server.once("exit", done)) : undefined;
+    // The whole process group: wrangler's workerd too, even when npm start itself has died.
+    try {
+      process.kill(-server.pid, "SIGTERM");
+    } catch {
+      // Nothing of the group is left.
+    }
+    await exited;
+  }
+  await rm(state, { recursive: true, force: true });
+}, 60_000);
+
+describe("npm start", () => {
+  it("serves the demo data", async () => {
+    expect(await statusCode()).toBe(200);
+    const res = await fetch(`${base}/oauth/token`, {
+      method: "POST",
+      headers: {
+        Authorization: `Basic ${btoa("4f1c2a9d8e7b6c5a4f3e2d1c:nd-web-secret-7Qm2")}`,
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it("answers a chunked body over 64 KiB with 413 and stays up", async () => {
+    const res = await post("/oauth/token", { chunks: 70, chunkSize: 1000 });
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.text)).toMatchObject({ error: "invalid_request", error_code: 413 });
+    expect(await statusCode()).toBe(200);
+  });
+
+  it("answers a 5 MB chunked body with 413, no stack trace, and stays up", async () => {
+    const res = await post("/oauth/token", { chunks: 80, chunkSize: 64 * 1024 });
+    expect(res.status).toBe(413);
+    expect(res.text).not.toMatch(/\bat |file:|node_modules|Error:/);
+    expect(await statusCode()).toBe(200);
+  });
+
+  it("answers a declared 5 MB body on a GET-only endpoint with 413 and stays up", async () => {
+    const res = await post("/api/2/status", { chunks: 80, chunkSize: 64 * 1024, contentLength: true });
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.text)).toMatchObject({ code: 413, error: { error_code: 413 } });
+    expect(await statusCode()).toBe(200);
+  });
+
+  it("stays up when a client hangs up in the middle of a chunked body", async () => {
+    const socket = connect(Number(new URL(base).port), "127.0.0.1");
+    await new Promise((done) => socket.once("connect", done));
+    socket.write(
+      "POST /oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n" +
+        "Content-Type: application/x-www-form-urlencoded\r\n\r\n10\r\naaaaaaaaaaaaaaaa\r\n",
+    );
+    await new Promise((done) => setTimeout(done, 300));
+    socket.destroy();
+    await new Promise((done) => setTimeout(done, 500));
+    expect(await statusCode()).toBe(200);
+  });
+});
