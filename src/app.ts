@@ -15,7 +15,7 @@ import type { AppEnv } from "./env";
 import { ApiError, toApiError } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
-import { attachDatabase, normalizeEncoding, readBody, selectFormat } from "./middleware/request";
+import { attachDatabase, normalizeEncoding, noSniff, readBody, selectFormat } from "./middleware/request";
 import { oauthRoutes } from "./oauth/routes";
 import { publicKeySet } from "./oauth/tokens";
 
@@ -23,7 +23,7 @@ const API_BASE = `/api/${API_VERSION}`;
 
 export const app = new Hono<AppEnv>({ getPath: (request) => routingPath(getPath(request)) });
 
-app.use(readBody, normalizeEncoding, attachDatabase);
+app.use(noSniff, readBody, normalizeEncoding, attachDatabase);
 app.use("/api/*", selectFormat);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 

@@ -1,11 +1,11 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { decodeProtectedHeader, generateKeyPair, SignJWT } from "jose";
+import { decodeProtectedHeader, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { issueAccessToken } from "../src/oauth/tokens";
 import { generateSigningKeys } from "../scripts/lib/keys";
-import { BASE, basicAuth, bearer, call, container, serverToken, userToken, webClient } from "./helpers/http";
+import { appClient, BASE, basicAuth, bearer, call, container, serverToken, userToken, webClient } from "./helpers/http";
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -25,6 +25,24 @@ describe("sending a token", () => {
     const res = await call(`/api/2/clients?oauth_token=${token}`, { headers: bearer(token) });
     expect(res.status).toBe(400);
     expect((await container(res)).error).toMatchObject({ error: "invalid_request", type: "OAuthException" });
+  });
+});
+
+describe("a malformed Authorization header", () => {
+  const malformed = ["Bearer", "Bearer a b", "Basic YTpi", "Token abc", "Bearer\ta"];
+
+  it.each(malformed)("is not passed over for oauth_token (%j)", async (header) => {
+    const res = await call(`/api/2/clients?oauth_token=${await serverToken()}`, {
+      headers: { Authorization: header },
+    });
+    expect(res.status).toBe(400);
+    expect((await container(res)).error).toMatchObject({ error: "invalid_request", error_code: 400 });
+  });
+
+  it.each(malformed)("is refused on its own as a malformed request (%j)", async (header) => {
+    const res = await call("/api/2/clients", { headers: { Authorization: header } });
+    expect(res.status).toBe(400);
+    expect((await container(res)).error!.error_description).toContain("Authorization header");
   });
 });
 
@@ -98,6 +116,47 @@ describe("invalid tokens get 401 invalid_token", () => {
 
   it("when it was issued for another resource server", async () => {
     await expectInvalid(bearer(await serverToken(webClient, { resource: "api.nordicdaily.example" })));
+  });
+});
+
+describe("claims are read as we issue them, nothing looser", () => {
+  /** A token signed with our own current key, so only its claims can be wrong. */
+  async function signed(subject: string, tokenUse: "user" | "server", mid: unknown = 10): Promise<string> {
+    const [jwk] = JSON.parse(env.TOKEN_SIGNING_KEYS) as JWK[];
+    const key = await importJWK(jwk!, "EdDSA");
+    return new SignJWT({ client_id: webClient.id, token_use: tokenUse, mid, scope: "" })
+      .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid: jwk!.kid! })
+      .setIssuer("https://accounts.test")
+      .setSubject(subject)
+      .setAudience("https://accounts.test/api")
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(key);
+  }
+
+  it("accepts a user id in canonical decimal (the control case)", async () => {
+    const res = await call("/api/2/me", { headers: bearer(await signed("1001", "user")) });
+    expect(res.status).toBe(200);
+    expect((await container(res)).data.userId).toBe("1001");
+  });
+
+  it.each([" 1001", "1001 ", "0x3e9", "01001", "1001.0", "1e3", "+1001", "", "0", "99999999999999999"])(
+    "refuses the user subject %j",
+    async (subject) => {
+      const res = await call("/api/2/me", { headers: bearer(await signed(subject, "user")) });
+      expect(res.status).toBe(401);
+      expect((await container(res)).error).toMatchObject({ error: "invalid_token" });
+    },
+  );
+
+  it("refuses a server token whose subject is not its own client", async () => {
+    const res = await call("/api/2/clients", { headers: bearer(await signed(appClient.id, "server")) });
+    expect(res.status).toBe(401);
+  });
+
+  it.each([["10"], [10.5], [null]])("refuses the merchant claim %j", async (mid) => {
+    const res = await call("/api/2/clients", { headers: bearer(await signed(webClient.id, "server", mid)) });
+    expect(res.status).toBe(401);
   });
 });
 

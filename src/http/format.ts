@@ -12,6 +12,17 @@ const SUFFIX = /\.([A-Za-z0-9]+)$/;
 const CALLBACK = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$/;
 const MAX_CALLBACK_LENGTH = 128;
 const DEFAULT_CALLBACK = "callback";
+/**
+ * ECMAScript reserved words (strict mode's included) and literals: `import(...)`, `new(...)` or
+ * `this(...)` would be another expression than a function call.
+ */
+const RESERVED_WORDS = new Set(
+  (
+    "await break case catch class const continue debugger default delete do else enum export extends " +
+    "false finally for function if implements import in instanceof interface let new null package " +
+    "private protected public return static super switch this throw true try typeof var void while with yield"
+  ).split(" "),
+);
 
 /** The path the router sees: API paths lose their format suffix. */
 export function routingPath(pathname: string): string {
@@ -22,14 +33,18 @@ export function formatOf(url: URL): ResponseFormat {
   const suffix = SUFFIX.exec(url.pathname)?.[1];
   if (suffix === undefined || suffix === "json") return { kind: "json" };
   if (suffix !== "jsonp") {
-    throw new ApiError(406, "invalid_request", `Unsupported format '${suffix}': this endpoint serves json and jsonp`);
+    throw new ApiError(406, "invalid_request", "Unsupported format: this endpoint serves json and jsonp");
   }
   const callback = url.searchParams.get("callback") ?? DEFAULT_CALLBACK;
-  if (callback.length > MAX_CALLBACK_LENGTH || !CALLBACK.test(callback)) {
+  if (
+    callback.length > MAX_CALLBACK_LENGTH ||
+    !CALLBACK.test(callback) ||
+    callback.split(".").some((name) => RESERVED_WORDS.has(name))
+  ) {
     throw new ApiError(
       400,
       "invalid_request",
-      "Invalid callback: use a JavaScript identifier or a dotted path of identifiers",
+      "Invalid callback: use a JavaScript identifier or a dotted path of identifiers, none a reserved word",
     );
   }
   return { kind: "jsonp", callback };

@@ -8,10 +8,9 @@ import type { ValidationTargets } from "hono";
 import * as z from "zod/mini";
 import type { $ZodType } from "zod/v4/core";
 import { ApiError, OAuthError } from "../errors";
+import { FORM_MEDIA_TYPE, isForm } from "./media-type";
 
 type ErrorKind = "api" | "oauth";
-
-const FORM_CONTENT_TYPE = "application/x-www-form-urlencoded";
 
 export function validate<Target extends keyof ValidationTargets, Schema extends $ZodType>(
   target: Target,
@@ -25,8 +24,8 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
     target,
     schema,
     (result, c) => {
-      if (target === "form" && !c.req.header("Content-Type")?.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
-        throw invalidRequest(kind, `The request body must be ${FORM_CONTENT_TYPE}`);
+      if (target === "form" && !isForm(c.req.header("Content-Type"))) {
+        throw invalidRequest(kind, `The request body must be ${FORM_MEDIA_TYPE}`);
       }
       if (!result.success) {
         const issue = result.error.issues[0];

@@ -30,12 +30,15 @@ export function requireToken(accepted: TokenKind | "any") {
   });
 }
 
-/** The token from `Authorization: Bearer` or `oauth_token`; exactly one of them (RFC 6750 §2). */
+/**
+ * The token from `Authorization: Bearer` or `oauth_token`; exactly one of them (RFC 6750 §2). An
+ * Authorization header counts as sent whatever it holds, so a malformed one is never passed over
+ * for the query's token.
+ */
 function bearerToken(request: Request): string {
   const header = request.headers.get("Authorization");
-  const fromHeader = header?.match(/^Bearer +(\S+) *$/i)?.[1];
   const fromQuery = new URL(request.url).searchParams.getAll("oauth_token");
-  if (fromHeader !== undefined && fromQuery.length > 0) {
+  if (header !== null && fromQuery.length > 0) {
     throw new OAuthError(
       400,
       "invalid_request",
@@ -43,6 +46,13 @@ function bearerToken(request: Request): string {
     );
   }
   if (fromQuery.length > 1) throw new OAuthError(400, "invalid_request", "Parameter 'oauth_token' is repeated");
+  let fromHeader: string | undefined;
+  if (header !== null) {
+    fromHeader = /^Bearer +(\S+) *$/i.exec(header)?.[1];
+    if (fromHeader === undefined) {
+      throw new OAuthError(400, "invalid_request", "Malformed Authorization header: use 'Bearer <access token>'");
+    }
+  }
   const token = fromHeader ?? fromQuery[0];
   if (!token || token.length > MAX_TOKEN_LENGTH) {
     throw new OAuthError(401, "invalid_token", "An access token is required", {

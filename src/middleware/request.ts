@@ -9,6 +9,12 @@ import { formatOf } from "../http/format";
 /** Form posts here are a few hundred bytes; anything near this limit is not a real client. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/** Every response, bare OAuth bodies and the JWKS included, is only ever what its Content-Type says. */
+export const noSniff = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  c.res.headers.set("X-Content-Type-Options", "nosniff");
+});
+
 /**
  * Reads every request body to its end before anything else runs, keeping at most MAX_BODY_BYTES;
  * a larger one is drained, dropped and refused with 413. Answering before a body is consumed makes

@@ -26,6 +26,9 @@ const TOKEN_TYPE = "at+jwt";
 
 export type TokenKind = "user" | "server";
 
+/** A positive integer without sign, spaces, leading zeros, exponent or hex. */
+const CANONICAL_ID = /^[1-9]\d{0,15}$/;
+
 /**
  * What a verified access token says about its bearer. The token's `mid` claim is for resource
  * servers; this API scopes every call by the client's current merchant instead (see Caller).
@@ -117,16 +120,15 @@ export async function verifyAccessToken(env: Bindings, token: string): Promise<A
       typ: TOKEN_TYPE,
       requiredClaims: ["sub", "exp", "client_id", "token_use", "mid"],
     });
-    const { token_use: kind, client_id: clientId, scope, sub, exp } = payload;
-    const userId = kind === "user" ? Number(sub) : null;
-    if (
-      (kind !== "user" && kind !== "server") ||
-      typeof clientId !== "string" ||
-      typeof payload.mid !== "number" ||
-      (kind === "user" && !Number.isSafeInteger(userId))
-    ) {
+    const { token_use: kind, client_id: clientId, scope, sub, exp, mid } = payload;
+    if ((kind !== "user" && kind !== "server") || typeof clientId !== "string" || !Number.isSafeInteger(mid)) {
       throw new joseErrors.JWTClaimValidationFailed("unexpected claims", payload);
     }
+    // Only the subject we issue: a user's id in canonical decimal, a server token's own client id.
+    if (kind === "user" ? !CANONICAL_ID.test(sub!) || !Number.isSafeInteger(Number(sub)) : sub !== clientId) {
+      throw new joseErrors.JWTClaimValidationFailed("unexpected subject", payload);
+    }
+    const userId = kind === "user" ? Number(sub) : null;
     return { kind, clientId, userId, scope: typeof scope === "string" ? scope : "", expires: exp! };
   } catch (err) {
     if (!(err instanceof joseErrors.JOSEError)) throw err;

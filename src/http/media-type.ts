@@ -1,0 +1,12 @@
+/** Content-Type headers compared by their media type (RFC 9110 §8.3.1), never by prefix. */
+
+export const FORM_MEDIA_TYPE = "application/x-www-form-urlencoded";
+
+/** The header's `type/subtype`, lower-cased, without parameters; "" when absent. */
+export function mediaType(contentType: string | null | undefined): string {
+  return (contentType ?? "").split(";", 1)[0]!.trim().toLowerCase();
+}
+
+export function isForm(contentType: string | null | undefined): boolean {
+  return mediaType(contentType) === FORM_MEDIA_TYPE;
+}
