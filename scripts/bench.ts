@@ -193,7 +193,7 @@ async function seed(mf: Miniflare, dataProtectionKey: string): Promise<void> {
 
 /** The exact bundle `wrangler deploy` would upload. */
 async function buildService(outdir: string): Promise<string> {
-  if (!runWrangler(["deploy", "--dry-run", "--env", "production", "--outdir", outdir])) {
+  if (!(await runWrangler(["deploy", "--dry-run", "--env", "production", "--outdir", outdir]))) {
     throw new Error("wrangler deploy --dry-run failed");
   }
   return join(outdir, "index.js");

@@ -16,7 +16,7 @@ const stateArgs = persistTo === undefined ? [] : ["--persist-to", persistTo];
 
 if (await ensureDevVars()) console.log("Wrote .dev.vars with fresh local signing and data-protection keys.");
 
-if (!runWrangler(["d1", "migrations", "apply", "DB", "--local", ...stateArgs])) {
+if (!(await runWrangler(["d1", "migrations", "apply", "DB", "--local", ...stateArgs]))) {
   console.error("Applying the D1 migrations failed.");
   process.exit(1);
 }

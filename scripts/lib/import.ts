@@ -3,7 +3,8 @@
  * the Worker uses, rendered as one SQL script and applied with `wrangler d1 execute --file`,
  * which runs it as a single batch: all rows or none.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
@@ -11,6 +12,7 @@ import { buildImportStatements } from "../../src/db/import";
 import * as schema from "../../src/db/schema";
 import { toSqlScript } from "../../src/db/sql-script";
 import { describeImportErrors, type ImportFile, importFileSchema } from "../../src/schemas/import";
+import { onStop } from "./on-stop";
 import { runWrangler } from "./wrangler";
 
 export type ImportTarget = {
@@ -44,16 +46,21 @@ export async function importIntoD1(file: ImportFile, target: ImportTarget): Prom
   const recorder = drizzle(async () => ({ rows: [] }), { schema });
   const statements = await buildImportStatements(recorder, file, target.dataProtectionKey);
   if (statements.length === 0) return;
+  // The script holds hashed and sealed secrets: readable by this user only, and removed on every
+  // way out, a signal included.
   const dir = await mkdtemp(join(tmpdir(), "acapi-import-"));
-  const scriptPath = join(dir, "import.sql");
+  const removeScript = () => rmSync(dir, { recursive: true, force: true });
+  const forget = onStop(removeScript);
   try {
+    const scriptPath = join(dir, "import.sql");
     await writeFile(scriptPath, toSqlScript(statements.map((statement) => statement.toSQL())), { mode: 0o600 });
     const args = ["d1", "execute", "DB", target.remote ? "--remote" : "--local", "--file", scriptPath, "--yes"];
     if (target.env) args.push("--env", target.env);
     if (target.persistTo) args.push("--persist-to", target.persistTo);
-    if (!runWrangler(args)) throw new Error("wrangler d1 execute failed; nothing was written");
+    if (!(await runWrangler(args))) throw new Error("wrangler d1 execute failed; nothing was written");
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    forget();
+    removeScript();
   }
 }
 

@@ -2,27 +2,25 @@
  * `npm run db:import` as an operator runs it: the real script and wrangler, against a throw-away
  * local D1 (`--persist-to`), so the developer's own .wrangler state is never touched.
  */
-import { spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateDataProtectionKey } from "../../scripts/lib/keys";
 import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
+import { bin, npmScript } from "./commands";
 
 let state: string;
 const env = { ...OFFLINE_ENV, DATA_PROTECTION_KEY: generateDataProtectionKey() };
 
-/** The project's own binaries, so the test does not depend on PATH. */
-const bin = (name: string) => resolve("node_modules/.bin", name);
-
-function run(command: string, args: string[]) {
-  const { status, stdout, stderr } = spawnSync(bin(command), args, { env, encoding: "utf8" });
+function run([command, args]: [string, string[]]) {
+  const { status, stdout, stderr } = spawnSync(command, args, { env, encoding: "utf8" });
   return { status, stdout, stderr };
 }
 
 function importFile(file: string, ...options: string[]) {
-  return run("tsx", ["scripts/import.ts", file, "--persist-to", state, ...options]);
+  return run(npmScript("db:import", file, "--persist-to", state, ...options));
 }
 
 async function writeJson(name: string, json: unknown): Promise<string> {
@@ -33,9 +31,9 @@ async function writeJson(name: string, json: unknown): Promise<string> {
 
 /** Row counts and one password hash, read back through wrangler. */
 function query(sql: string): Record<string, unknown>[] {
-  const { status, stdout, stderr } = run("wrangler", [
-    "d1",
-    ...["execute", "DB", "--local", "--persist-to", state, "--json", "--command", sql],
+  const { status, stdout, stderr } = run([
+    bin("wrangler"),
+    ["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", sql],
   ]);
   if (status !== 0) throw new Error(`wrangler d1 execute failed: ${stderr}`);
   return (JSON.parse(stdout) as { results: Record<string, unknown>[] }[])[0]!.results;
@@ -50,7 +48,7 @@ const counts = () =>
 
 beforeAll(async () => {
   state = await mkdtemp(join(tmpdir(), "acapi-import-test-"));
-  const migrated = run("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
+  const migrated = run([bin("wrangler"), ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]]);
   if (migrated.status !== 0) throw new Error(`migrations failed: ${migrated.stderr}`);
 });
 
@@ -107,6 +105,39 @@ describe("npm run db:import", () => {
     expect(importFile(file).status).toBe(1);
     expect(query("SELECT id FROM merchants WHERE id = 902")).toEqual([]);
     expect(query("SELECT id FROM users WHERE id = 9902")).toEqual([]);
+  });
+
+  it.each([
+    ["SIGTERM", "the import alone", false],
+    ["SIGINT", "its process group, as Ctrl-C does", true],
+  ] as const)("removes its SQL script when stopped by %s sent to %s", async (signal, _, group) => {
+    const scratch = await mkdtemp(join(tmpdir(), "acapi-import-tmp-"));
+    const users = Array.from({ length: 3000 }, (_, i) => ({
+      userId: 700_000 + i,
+      uuid: crypto.randomUUID(),
+      status: 1,
+      email: `bulk${i}@example.org`,
+      published: "2024-01-01 00:00:00",
+      updated: "2024-01-01 00:00:00",
+    }));
+    const file = await writeJson("bulk.json", { users });
+    const child = spawn(...npmScript("db:import", file, "--persist-to", state), {
+      env: { ...env, TMPDIR: scratch },
+      stdio: "ignore",
+      detached: true,
+    });
+    const exited = new Promise<number | null>((done) =>
+      child.once("exit", (code, sig) => done(code ?? (sig ? -1 : null))),
+    );
+    const scripts = async () => (await readdir(scratch)).filter((name) => name.startsWith("acapi-import-"));
+    while ((await scripts()).length === 0 && child.exitCode === null) {
+      await new Promise((done) => setTimeout(done, 10));
+    }
+    expect(await scripts(), "the script was written before the import ended").toHaveLength(1);
+    process.kill(group ? -child.pid! : child.pid!, signal);
+    expect(await exited).not.toBe(0);
+    expect(await scripts()).toEqual([]);
+    await rm(scratch, { recursive: true, force: true });
   });
 
   it("refuses bad command lines with the usage, before touching any database", () => {

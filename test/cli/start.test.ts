@@ -8,9 +8,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { request } from "node:http";
 import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
+import { npmScript } from "./commands";
 
 let state: string;
 let server: ChildProcess;
@@ -55,7 +56,7 @@ beforeAll(async () => {
   state = await mkdtemp(join(tmpdir(), "acapi-start-test-"));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  server = spawn(resolve("node_modules/.bin/tsx"), ["scripts/start.ts", "--persist-to", state], {
+  server = spawn(...npmScript("start", "--persist-to", state), {
     env: { ...OFFLINE_ENV, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
