@@ -109,6 +109,22 @@ describe("redirect URIs", () => {
     "https://x.example/go/https://evil.example",
     "https://x.example/cb?next=/\\evil.example",
     "https://x.example/cb#token",
+    "https://ok.example/cb?next=%20https://evil.example",
+    "https://ok.example/cb?next=+https://evil.example",
+    "https://ok.example/cb?next=%01https://evil.example",
+    "https://ok.example/cb?next=%00https://evil.example",
+    "https://ok.example/cb?next=%20//evil.example",
+    "https://ok.example/cb?next=%1F%20%09//evil.example",
+    "https://ok.example/cb?next=%2520https://evil.example",
+    "https://ok.example/cb?x=%zz&next=%E2%80%8B%20https://evil.example%20",
+    "https://ok.example/cb?next=%252Bhttps://evil.example",
+    "https://ok.example/cb?%20https://evil.example=1",
+    "https://ok.example/cb?next=javascript%3Aalert%281%29%20",
+    "https://ok.example/go/https:%20//evil.example",
+    "https://ok.example/%20//evil.example",
+    "https://ok.example/%00/%20/evil.example",
+    "https://ok.example/cb?next=\u0001https://evil.example",
+    "https://ok.example/cb\u007f",
   ])("refuses %s", (uri) => {
     expect(problems(withRedirect(uri)).some((p) => p.startsWith("clients[0].redirectUris[0]:"))).toBe(true);
   });
@@ -121,6 +137,10 @@ describe("redirect URIs", () => {
     "https://x.example/wiki/File:Example.png",
     "https://x.example/cb?state=abc&lang=nb_NO",
     "https://x.example:8443/oauth/done",
+    "https://x.example/cb?q=a+b&t=10:30",
+    "https://x.example/cb?next=%2Fhome%2Fnews",
+    "https://x.example/cb?next=%20%2Fhome",
+    "https://x.example/%20a/b",
   ])("accepts %s", (uri) => {
     expect(problems(withRedirect(uri))).toEqual([]);
   });
@@ -161,7 +181,7 @@ describe("bad import files", () => {
       { merchants: [example.merchants[0]], clients: [example.clients[2]] },
       "clients[0].merchantId",
     ],
-    ["an unknown top-level key", { ...example, customers: [] }, "(file)"],
+    ["an unknown top-level key", { ...example, customers: [] }, "customers"],
     ["a price that is not minor units", { products: [{ ...example.products[0], price: 149.5 }] }, "products[0].price"],
     ["a malformed datetime", { users: [{ ...example.users[1], published: "yesterday" }] }, "users[0].published"],
     [

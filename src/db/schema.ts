@@ -38,7 +38,7 @@ export const clients = sqliteTable(
       .default(sql`'[]'`),
     defaultRedirectUri: text("default_redirect_uri"),
     fields: text("fields", { mode: "json" })
-      .$type<Record<string, boolean | string>>()
+      .$type<Partial<Record<string, boolean | string>>>()
       .notNull()
       .default(sql`'{}'`),
     css: text("css", { mode: "json" })

@@ -7,52 +7,8 @@
  * database's foreign keys check them inside the same all-or-nothing batch.
  */
 import * as z from "zod";
-
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/;
-
-/** 9999-12-31 23:59:59 UTC: the last second a `YYYY-MM-DD HH:MM:SS` can show. */
-const LAST_DATETIME = 253_402_300_799;
-
-/** `YYYY-MM-DD HH:MM:SS` (UTC) or Unix seconds, to Unix seconds. */
-const datetime = z.union([
-  z.number().int().nonnegative().max(LAST_DATETIME, "expected Unix seconds up to year 9999"),
-  z
-    .string()
-    .regex(DATETIME, "expected YYYY-MM-DD HH:MM:SS")
-    .transform((text, ctx) => {
-      const seconds = Date.parse(`${text.replace(" ", "T")}Z`) / 1000;
-      if (!Number.isFinite(seconds)) {
-        ctx.addIssue({ code: "custom", message: "not a real date and time" });
-        return z.NEVER;
-      }
-      return seconds;
-    }),
-]);
-
-/** Integers that the API serializes as strings may be given either way. */
-const integerId = z.union([
-  z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  z
-    .string()
-    .regex(/^\d{1,15}$/)
-    .transform(Number),
-]);
-const flag = z.union([
-  z.boolean(),
-  z.enum(["0", "1"]).transform((v) => v === "1"),
-  z.literal(0).transform(() => false),
-  z.literal(1).transform(() => true),
-]);
-const text = (max = 255) => z.string().max(max);
-const email = z
-  .email()
-  .max(254)
-  .transform((v) => v.toLowerCase());
-const oneOf = <T extends number>(values: readonly T[], what: string) =>
-  z
-    .number()
-    .int()
-    .refine((v): v is T => (values as readonly number[]).includes(v), `${what} must be one of ${values.join(", ")}`);
+import { redirectUriProblem } from "../oauth/redirect-uri";
+import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
 
 export const USER_STATUSES = [1, 0, -1, -2, -3] as const;
 export const PRODUCT_STATUSES = [-1, 0, 1, 2, 3] as const;
@@ -68,66 +24,43 @@ export const GRANT_TYPES = [
   "urn:ietf:params:oauth:grant-type:jwt-bearer",
 ] as const;
 
-/** Spec "Client requirements": https, no embedded redirect URI, none of the listed characters. */
-const FORBIDDEN_IN_REDIRECT = /[\s!()[\]{};',<>«»“”‘’@"`\\]/;
-/** A scheme (`https:`, `javascript:`) or a network path (`//`, `\\`, `/\`) at the start of a value. */
-const URI_START = /^(?:[a-z][a-z0-9+.-]*:|[/\\]{2})/i;
+const redirectUri = z.string().superRefine((uri, ctx) => {
+  const problem = redirectUriProblem(uri);
+  if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+});
 
-/** Percent-decoded until it no longer changes, without the tabs and newlines browsers drop. */
-function fullyDecoded(text: string): string {
-  let decoded = text;
-  for (let round = 0; round < 4; round++) {
-    let next: string;
-    try {
-      next = decodeURIComponent(decoded);
-    } catch {
-      break;
-    }
-    if (next === decoded) break;
-    decoded = next;
-  }
-  return decoded.replace(/[\t\n\r]/g, "");
-}
+/** The field names a client may ask users for (spec "Client"). */
+const CLIENT_FIELDS = [
+  "gender",
+  "homeAddress",
+  "deliveryAddress",
+  "phoneNumber",
+  "displayName",
+  "email",
+  "invoiceAddress",
+  "names",
+  "birthday",
+] as const;
+const clientFieldSetting = z.union([z.boolean(), text(64)]).optional();
 
-/**
- * True when a redirect URI carries another address a browser could be sent on to: a query key or
- * value that, decoded, starts with a scheme or a network path, or a path that holds `://` or
- * starts with `//`. Encoded and double-encoded forms count as what they decode to.
- */
-function embedsAnotherUri(uri: string): boolean {
-  const url = new URL(uri);
-  const path = fullyDecoded(url.pathname);
-  if (path.includes("://") || /^[/\\]{2}/.test(path)) return true;
-  return [...url.searchParams].some(([key, value]) => [key, value].some((part) => URI_START.test(fullyDecoded(part))));
-}
+const clientId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "client ids are 8-64 letters, digits, - or _");
 
-const redirectUri = z
-  .string()
-  .max(2048)
-  .refine((uri) => URL.canParse(uri) && new URL(uri).protocol === "https:", "redirect URIs must be absolute https URLs")
-  .refine(
-    (uri) => !FORBIDDEN_IN_REDIRECT.test(uri),
-    "redirect URIs must not contain whitespace, a backslash or ! ( ) [ ] { } ; ' , < > « » “ ” ‘ ’ @ \" `",
-  )
-  .refine((uri) => !uri.includes("#"), "redirect URIs must not have a fragment (RFC 6749 §3.1.2)")
-  .refine((uri) => !URL.canParse(uri) || !embedsAnotherUri(uri), "redirect URIs must not embed another URI");
-
-const merchant = z.object({ merchantId: integerId, name: text() });
+const merchant = z.strictObject({ merchantId: integerId, name: text() });
 
 const client = z
-  .object({
-    id: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "client ids are 8-64 letters, digits, - or _"),
-    secret: z.string().min(16, "client secrets must be at least 16 characters").max(512),
-    signingSecret: z.string().min(16).max(512).optional(),
+  .strictObject({
+    id: clientId,
+    secret: text(512).min(16, "client secrets must be at least 16 characters"),
+    signingSecret: text(512).min(16, "signing secrets must be at least 16 characters").optional(),
     name: text(),
     alias: text().default(""),
     domain: text().default(""),
     merchantId: integerId,
-    redirectUris: z.array(redirectUri).max(100).default([]),
+    redirectUris: z.array(redirectUri).max(LIMITS.redirectUris).default([]),
     defaultRedirectUri: redirectUri.nullable().default(null),
-    fields: z.record(z.string().max(64), z.union([z.boolean(), text(64)])).default({}),
-    css: z.record(z.string(), z.unknown()).default({}),
-    termsCss: z.record(z.string(), z.unknown()).default({}),
+    fields: z.strictObject(Object.fromEntries(CLIENT_FIELDS.map((name) => [name, clientFieldSetting]))).default({}),
+    css: css.default({}),
+    termsCss: css.default({}),
     grantTypes: z.array(z.enum(GRANT_TYPES)).default([]),
     accessTokenLifetime: z
       .union([z.number(), z.string().regex(/^\d+$/).transform(Number)])
@@ -140,16 +73,19 @@ const client = z
     admin: flag.default(false),
     ipWhitelist: z
       .array(z.union([z.ipv4(), z.ipv6()]))
-      .max(100)
+      .max(LIMITS.ipAllowList)
       .default([]),
     rateLimit: z
-      .object({ limit: z.number().int().min(1).max(10_000_000), windowSeconds: z.number().int().min(1).max(86_400) })
+      .strictObject({
+        limit: z.number().int().min(1).max(10_000_000),
+        windowSeconds: z.number().int().min(1).max(86_400),
+      })
       .nullable()
       .default(null),
     jwt: flag.default(false),
     resources: z
-      .array(z.string().regex(/^[a-z0-9.-]+(?::\d+)?$/i, "resources are domain names"))
-      .max(50)
+      .array(z.string().regex(/^[a-z0-9.-]{1,253}(?::\d{1,5})?$/i, "resources are domain names"))
+      .max(LIMITS.resources)
       .default([]),
   })
   .refine((c) => c.defaultRedirectUri === null || c.redirectUris.includes(c.defaultRedirectUri), {
@@ -157,14 +93,14 @@ const client = z
     path: ["defaultRedirectUri"],
   });
 
-const contact = z.object({
-  value: z.string().min(1).max(254),
+const contact = z.strictObject({
+  value: text(254).min(1),
   type: text(32).default("other"),
   primary: z.boolean().default(false),
   verified: z.boolean().default(false),
 });
 
-const address = z.object({
+const address = z.strictObject({
   formatted: text(500).optional(),
   streetAddress: text().optional(),
   postalCode: text(32).optional(),
@@ -173,9 +109,9 @@ const address = z.object({
   country: text(64).optional(),
 });
 
-const user = z.object({
-  userId: integerId,
-  uuid: z.uuid(),
+const user = z.strictObject({
+  userId: integerId.refine((id) => id > 0, "user ids start at 1"),
+  uuid,
   id: text(64).optional(),
   password: z.string().min(8).max(1024).optional(),
   status: oneOf(USER_STATUSES, "status"),
@@ -192,17 +128,14 @@ const user = z.object({
     .max(50)
     .default([]),
   name: z
-    .object({ givenName: text().optional(), familyName: text().optional(), formatted: text().optional() })
+    .strictObject({ givenName: text().optional(), familyName: text().optional(), formatted: text().optional() })
     .default({}),
   displayName: text().optional(),
   preferredUsername: text().optional(),
-  url: text(2048).optional(),
-  photo: text(2048).optional(),
+  url: text(LIMITS.url).optional(),
+  photo: text(LIMITS.url).optional(),
   gender: z.enum(["undisclosed", "female", "male", "other", "withheld"]).default("undisclosed"),
-  birthday: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, "expected YYYY-MM-DD (year 0000 when unknown)")
-    .default("0000-00-00"),
+  birthday: birthday.default("0000-00-00"),
   locale: z
     .string()
     .regex(/^[a-z]{2,3}_[A-Z]{2}$/, "expected a locale such as nb_NO")
@@ -219,33 +152,33 @@ const user = z.object({
   lastAuthenticated: datetime.optional(),
   imported: datetime.optional(),
   migrated: datetime.optional(),
-  addresses: z
-    .record(
-      z
-        .string()
-        .regex(/^[A-Za-z]{1,32}$/, "address types are words such as home or delivery")
-        .refine((type) => type !== "current", "use currentLocation for the current location"),
-      address,
-    )
+  addresses: record(
+    z
+      .string()
+      .regex(/^[A-Za-z]{1,32}$/, "address types are words such as home or delivery")
+      .refine((type) => type !== "current", "use currentLocation for the current location"),
+    address,
+  )
+    .refine((addresses) => Object.keys(addresses).length <= 20, "at most 20 address types")
     .default({}),
   currentLocation: z.array(address).max(10).default([]),
   accounts: z
-    .array(z.object({ domain: text(), userId: text().optional(), username: text().optional() }))
+    .array(z.strictObject({ domain: text(), userId: text().optional(), username: text().optional() }))
     .max(50)
     .default([]),
-  clients: z.array(z.string()).max(1000).default([]),
+  clients: z.array(clientId).max(1000).default([]),
 });
 
-const product = z.object({
+const product = z.strictObject({
   productId: integerId,
   parentProductId: integerId.optional(),
-  clientId: z.string(),
+  clientId,
   type: oneOf(PRODUCT_TYPES, "type"),
   bundle: oneOf(BUNDLE_TYPES, "bundle").default(0),
   code: text().optional(),
   name: text(),
-  description: text(5000).optional(),
-  url: text(2048).optional(),
+  description: text(LIMITS.productDescription).optional(),
+  url: text(LIMITS.url).optional(),
   price: z.number().int().nonnegative(),
   vat: z.number().int().min(0).max(10000),
   currency: z.string().regex(/^[A-Z]{3}$/, "expected an ISO 4217 code such as NOK"),
@@ -267,7 +200,7 @@ const product = z.object({
   subscriptionFinalEndDate: datetime.optional(),
   allowMultiSales: flag.default(false),
   status: oneOf(PRODUCT_STATUSES, "status"),
-  purchaseUri: text(2048).optional(),
+  purchaseUri: text(LIMITS.url).optional(),
   changedBy: integerId.optional(),
   createdBy: integerId.optional(),
   created: datetime,
@@ -276,12 +209,12 @@ const product = z.object({
   updated: datetime.optional(),
 });
 
-const digitalContent = z.object({
+const digitalContent = z.strictObject({
   userProductId: integerId,
   productId: integerId,
   parentProductId: integerId.optional(),
   userId: integerId,
-  clientId: z.string(),
+  clientId,
   orderId: integerId.optional(),
   status: oneOf(DIGITAL_CONTENT_STATUSES, "status"),
   count: z.number().int().nonnegative().default(1),
@@ -291,7 +224,7 @@ const digitalContent = z.object({
   updated: datetime,
 });
 
-const mail = z.object({
+const mail = z.strictObject({
   userId: integerId,
   template: text(),
   senderName: text().optional(),
@@ -299,15 +232,15 @@ const mail = z.object({
   userName: text().optional(),
   userEmail: email,
   created: datetime,
-  token: z.string().min(1).max(255),
+  token: text().min(1),
   events: z
-    .array(z.object({ event: text(64), timestamp: datetime }))
+    .array(z.strictObject({ event: text(64), timestamp: datetime }))
     .max(1000)
     .default([]),
 });
 
 export const importFileSchema = z
-  .object({
+  .strictObject({
     merchants: z.array(merchant).default([]),
     clients: z.array(client).default([]),
     users: z.array(user).default([]),
@@ -315,7 +248,6 @@ export const importFileSchema = z
     digitalContents: z.array(digitalContent).default([]),
     mails: z.array(mail).default([]),
   })
-  .strict()
   .superRefine((file, ctx) => {
     unique(ctx, file.merchants, "merchants", "merchantId", (m) => m.merchantId);
     unique(ctx, file.clients, "clients", "id", (c) => c.id);
@@ -379,12 +311,26 @@ function unique<T>(ctx: z.RefinementCtx, list: T[], name: string, field: string,
   });
 }
 
-/** One line per problem, each naming the path in the file, e.g. `users[2].email: Invalid email address`. */
+/**
+ * One line per problem, each naming the path in the file, e.g. `users[2].email: Invalid email
+ * address`; an unknown key is named as part of the path (`clients[0].ipAllowList: Unrecognized key`).
+ */
 export function describeImportErrors(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
-    const path = issue.path
-      .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
-      .join("");
-    return `${path || "(file)"}: ${issue.message}`;
-  });
+  return error.issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => `${describePath([...issue.path, key])}: Unrecognized key`)
+      : [`${describePath(issue.path)}: ${issue.message}`],
+  );
+}
+
+function describePath(path: PropertyKey[]): string {
+  if (path.length === 0) return "(file)";
+  return path
+    .map((p, i) => {
+      if (typeof p === "number") return `[${p}]`;
+      const name = String(p);
+      if (!/^[A-Za-z_$][\w$]*$/.test(name)) return `[${JSON.stringify(name)}]`;
+      return i === 0 ? name : `.${name}`;
+    })
+    .join("");
 }

@@ -1,0 +1,149 @@
+/**
+ * Field schemas of the import file (schemas/import.ts): real dates only, every text and JSON
+ * value bounded in UTF-8 bytes, and no key that JavaScript objects cannot hold. The limits are
+ * chosen so that the largest possible row still fits one D1 statement (100,000 bytes, with text
+ * written as hex by db/sql-script.ts); test/import.test.ts imports such rows to prove it.
+ */
+import * as z from "zod";
+
+/** Byte limits of the import's text and JSON values (README "Importing data" lists them). */
+export const LIMITS = {
+  /** Names, display names, titles and other short text. */
+  text: 255,
+  /** URLs of photos, products and purchases. */
+  url: 2048,
+  productDescription: 5000,
+  /** Each of `css` and `termsCss`, serialized as JSON. */
+  css: 4096,
+  cssKey: 128,
+  cssValue: 1024,
+  redirectUris: 20,
+  ipAllowList: 100,
+  resources: 20,
+} as const;
+
+const utf8 = new TextEncoder();
+export const byteLength = (text: string) => utf8.encode(text).length;
+
+/** A string of at most `max` bytes of UTF-8. */
+export const text = (max: number = LIMITS.text) =>
+  z.string().refine((value) => byteLength(value) <= max, `at most ${max} bytes of UTF-8`);
+
+/**
+ * z.record, except that a `__proto__` key, at any depth of its value, is refused with its path:
+ * zod skips such keys in records without a word (assigning one would replace the result's
+ * prototype), so they would vanish on import. Objects need no such care: z.strictObject reports
+ * `__proto__` as an unrecognized key.
+ */
+export function record<Key extends z.core.$ZodRecordKey, Value extends z.core.SomeType>(key: Key, value: Value) {
+  return z
+    .unknown()
+    .superRefine((input, ctx) => {
+      for (const path of protoKeyPaths(input)) {
+        ctx.addIssue({ code: "custom", message: "__proto__ is not allowed as a key", path });
+      }
+    })
+    .pipe(z.record(key, value));
+}
+
+function protoKeyPaths(value: unknown, path: PropertyKey[] = []): PropertyKey[][] {
+  if (typeof value !== "object" || value === null) return [];
+  return Object.entries(value).flatMap(([key, child]) =>
+    key === "__proto__" ? [[...path, key]] : protoKeyPaths(child, [...path, key]),
+  );
+}
+
+/** 9999-12-31 23:59:59 UTC: the last second a `YYYY-MM-DD HH:MM:SS` can show. */
+const LAST_DATETIME = 253_402_300_799;
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Unix seconds of a calendar date and time, or null when no such moment exists (2023-02-29, 24:00). */
+function utcSeconds(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number | null {
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second);
+  // Date rolls impossible days over into the next month; a real date comes back unchanged.
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+    ? date.getTime() / 1000
+    : null;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) or Unix seconds, 1970 to 9999, to Unix seconds. */
+export const datetime = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const seconds = typeof value === "number" ? value : parseDatetime(value);
+  const problem =
+    seconds === null
+      ? "expected a real date and time as YYYY-MM-DD HH:MM:SS (UTC)"
+      : !Number.isInteger(seconds) || seconds < 0 || seconds > LAST_DATETIME
+        ? "expected whole Unix seconds from 1970-01-01 00:00:00 to 9999-12-31 23:59:59"
+        : null;
+  if (problem !== null) {
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
+  }
+  return seconds!;
+});
+
+function parseDatetime(value: string): number | null {
+  const parts = DATETIME.exec(value)?.slice(1).map(Number);
+  if (parts === undefined) return null;
+  const [year, month, day, hour, minute, second] = parts as [number, number, number, number, number, number];
+  return utcSeconds(year, month, day, hour, minute, second);
+}
+
+/**
+ * The spec's birthday: `YYYY-MM-DD`, year `0000` when unknown (any real month and day, 29 February
+ * included), `0000-00-00` when nothing is known.
+ */
+export const birthday = z
+  .string()
+  .regex(DATE, "expected YYYY-MM-DD (year 0000 when unknown)")
+  .refine((value) => {
+    if (value === "0000-00-00") return true;
+    const [year, month, day] = value.split("-").map(Number) as [number, number, number];
+    // A leap year stands in for an unknown one, so 0000-02-29 is a real birthday.
+    return utcSeconds(year === 0 ? 2000 : year, month, day) !== null;
+  }, "not a real date");
+
+/** Integers that the API serializes as strings may be given either way. */
+export const integerId = z.union([
+  z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .transform(Number),
+]);
+
+export const flag = z.union([
+  z.boolean(),
+  z.enum(["0", "1"]).transform((v) => v === "1"),
+  z.literal(0).transform(() => false),
+  z.literal(1).transform(() => true),
+]);
+
+export const email = z
+  .email()
+  .max(254)
+  .transform((v) => v.toLowerCase());
+
+/** UUIDs compare without regard to case (RFC 9562 §4), so they are stored in lower case. */
+export const uuid = z.uuid().transform((v) => v.toLowerCase());
+
+export const oneOf = <T extends number>(values: readonly T[], what: string) =>
+  z
+    .number()
+    .int()
+    .refine((v): v is T => (values as readonly number[]).includes(v), `${what} must be one of ${values.join(", ")}`);
+
+const cssValue = z.union([text(LIMITS.cssValue), z.number(), z.boolean()]);
+
+/**
+ * `css` and `termsCss` (contents not shown in the spec): style settings by name, each a value or
+ * one level of named values (`{"button": {"color": "#fff"}}`), at most LIMITS.css bytes as JSON.
+ */
+export const css = record(text(LIMITS.cssKey), z.union([cssValue, record(text(LIMITS.cssKey), cssValue)])).refine(
+  (value) => byteLength(JSON.stringify(value)) <= LIMITS.css,
+  `at most ${LIMITS.css} bytes as JSON`,
+);
