@@ -75,15 +75,37 @@ describe("npm run db:import", () => {
   });
 
   it("refuses an invalid file, naming each offending path, and writes nothing", async () => {
-    const file = await writeJson("bad.json", {
-      merchants: [{ merchantId: 901, name: "Never Written" }],
-      users: [{ userId: "x", uuid: "not-a-uuid", status: 7, published: "2024-01-01 00:00:00", updated: 0 }],
-    });
+    const client = {
+      id: "never-written-client",
+      secret: "never-written-secret",
+      name: "Never Written",
+      merchantId: 901,
+      ipAllowList: ["10.9.9.9"],
+      css: { rules: "x".repeat(60_000) },
+    };
+    const file = join(state, "bad.json");
+    // Written as text so that `__proto__` is an own key, as in a hand-written file.
+    await writeFile(
+      file,
+      JSON.stringify({
+        merchants: [{ merchantId: 901, name: "Never Written" }],
+        clients: [client],
+        users: [{ userId: "x", uuid: "not-a-uuid", status: 7, published: "2023-02-29 00:00:00", updated: 0 }],
+      }).replace('"css":{', '"termsCss":{"__proto__":{}},"css":{'),
+    );
     const result = importFile(file);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain("nothing was written");
-    for (const path of ["users[0].userId", "users[0].uuid", "users[0].status"]) {
-      expect(result.stderr).toContain(`${path}:`);
+    for (const line of [
+      "users[0].userId:",
+      "users[0].uuid:",
+      "users[0].status:",
+      "users[0].published: expected a real date",
+      "clients[0].ipAllowList: Unrecognized key",
+      "clients[0].termsCss.__proto__:",
+      "clients[0].css:",
+    ]) {
+      expect(result.stderr).toContain(line);
     }
     expect(query("SELECT id FROM merchants WHERE id = 901")).toEqual([]);
   });
