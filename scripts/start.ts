@@ -11,7 +11,7 @@ import { runWrangler, startWrangler } from "./lib/wrangler";
 const DEMO_DATA = "data/demo.json";
 const port = process.env.PORT ?? "8787";
 const baseUrl = `http://127.0.0.1:${port}`;
-const persistTo = parseArgs({ options: { "persist-to": { type: "string" } } }).values["persist-to"];
+const persistTo = startOptions()["persist-to"];
 const stateArgs = persistTo === undefined ? [] : ["--persist-to", persistTo];
 
 if (await ensureDevVars()) console.log("Wrote .dev.vars with fresh local signing and data-protection keys.");
@@ -55,4 +55,13 @@ function printCredentials(demo: Awaited<ReturnType<typeof readImportFile>>): voi
     "",
   ];
   console.log(rows.join("\n"));
+}
+
+function startOptions() {
+  try {
+    return parseArgs({ options: { "persist-to": { type: "string" } } }).values;
+  } catch (err) {
+    console.error(`${err instanceof Error ? err.message : String(err)}\nusage: npm start [-- --persist-to <dir>]`);
+    process.exit(1);
+  }
 }

@@ -121,13 +121,18 @@ describe("invalid tokens get 401 invalid_token", () => {
 
 describe("claims are read as we issue them, nothing looser", () => {
   /** A token signed with our own current key, so only its claims can be wrong. */
-  async function signed(subject: string, tokenUse: "user" | "server", mid: unknown = 10): Promise<string> {
+  async function signed(subject: unknown, tokenUse: "user" | "server", mid: unknown = 10): Promise<string> {
     const [jwk] = JSON.parse(env.TOKEN_SIGNING_KEYS) as JWK[];
     const key = await importJWK(jwk!, "EdDSA");
-    return new SignJWT({ client_id: webClient.id, token_use: tokenUse, mid, scope: "" })
+    return new SignJWT({
+      client_id: webClient.id,
+      token_use: tokenUse,
+      mid,
+      scope: "",
+      sub: subject as string /* any JSON, on purpose */,
+    })
       .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid: jwk!.kid! })
       .setIssuer("https://accounts.test")
-      .setSubject(subject)
       .setAudience("https://accounts.test/api")
       .setIssuedAt()
       .setExpirationTime("1h")
@@ -140,12 +145,20 @@ describe("claims are read as we issue them, nothing looser", () => {
     expect((await container(res)).data.userId).toBe("1001");
   });
 
-  it.each([" 1001", "1001 ", "0x3e9", "01001", "1001.0", "1e3", "+1001", "", "0", "99999999999999999"])(
+  it.each([" 1001", "1001 ", "0x3e9", "01001", "1001.0", "1.001e3", "+1001", "", "0", "99999999999999999"])(
     "refuses the user subject %j",
     async (subject) => {
       const res = await call("/api/2/me", { headers: bearer(await signed(subject, "user")) });
       expect(res.status).toBe(401);
       expect((await container(res)).error).toMatchObject({ error: "invalid_token" });
+    },
+  );
+
+  it.each([[1001], [["1001"]], [{ id: "1001" }]])(
+    "refuses the user subject %j, which is not a string",
+    async (subject) => {
+      const res = await call("/api/2/me", { headers: bearer(await signed(subject, "user")) });
+      expect(res.status).toBe(401);
     },
   );
 

@@ -125,6 +125,12 @@ describe("redirect URIs", () => {
     "https://ok.example/%00/%20/evil.example",
     "https://ok.example/cb?next=\u0001https://evil.example",
     "https://ok.example/cb\u007f",
+    "https://ok.example/cb?x=a%26next%3D%2F%2Fevil.example",
+    "https://ok.example/cb?next=%2Faccount%3Freturn%3Dhttps%3A%2F%2Fevil.example",
+    "https://ok.example/cb?next=web+https://evil.example",
+    "https://ok.example/go/http:evil.example",
+    "https://ok.example/go/javascript:alert%281%29",
+    `https://ok.example/cb?next=${Array.from({ length: 10 }).reduce<string>((s) => encodeURIComponent(s), "//evil.example")}`,
   ])("refuses %s", (uri) => {
     expect(problems(withRedirect(uri)).some((p) => p.startsWith("clients[0].redirectUris[0]:"))).toBe(true);
   });

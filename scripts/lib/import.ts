@@ -60,7 +60,11 @@ export async function importIntoD1(file: ImportFile, target: ImportTarget): Prom
     if (!(await runWrangler(args))) throw new Error("wrangler d1 execute failed; nothing was written");
   } finally {
     forget();
-    removeScript();
+    try {
+      removeScript();
+    } catch (err) {
+      console.error(`could not remove ${dir}; delete it by hand: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 }
 

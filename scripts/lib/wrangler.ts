@@ -13,7 +13,10 @@ export async function runWrangler(args: string[]): Promise<boolean> {
   const forget = onStop(() => child.kill("SIGTERM"));
   try {
     return await new Promise<boolean>((done) => {
-      child.once("error", () => done(false));
+      child.once("error", (err) => {
+        console.error(`could not run wrangler: ${err.message}`);
+        done(false);
+      });
       child.once("exit", (code) => done(code === 0));
     });
   } finally {

@@ -3,7 +3,7 @@
 export const FORM_MEDIA_TYPE = "application/x-www-form-urlencoded";
 
 /** The header's `type/subtype`, lower-cased, without parameters; "" when absent. */
-export function mediaType(contentType: string | null | undefined): string {
+function mediaType(contentType: string | null | undefined): string {
   return (contentType ?? "").split(";", 1)[0]!.trim().toLowerCase();
 }
 

@@ -16,31 +16,47 @@ export const noSniff = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * Reads every request body to its end before anything else runs, keeping at most MAX_BODY_BYTES;
- * a larger one is drained, dropped and refused with 413. Answering before a body is consumed makes
- * `wrangler dev`'s proxy die (workers-sdk #15203), and draining costs only the bytes' transfer:
- * the platform caps request bodies well before this matters. Handlers then see a buffered body.
+ * Reads each request body before anything else runs, keeping at most MAX_BODY_BYTES; a larger one
+ * is refused with 413. At the edge a body declared too large is refused unread and one that grows
+ * too large is dropped there. Locally the refused body is first read to its end: `wrangler dev`'s
+ * proxy dies when the Worker answers before consuming a body (workers-sdk #15203). A GET or HEAD
+ * that carries a body has it read and dropped (it means nothing here). Handlers see a buffered body.
  */
 export const readBody = createMiddleware<AppEnv>(async (c, next) => {
-  const { body } = c.req.raw;
+  const { body, method } = c.req.raw;
   if (body === null) return next();
-  const bytes = await readAtMost(body, MAX_BODY_BYTES);
+  const drainRefused = c.env.ENVIRONMENT === "development";
+  const declaredTooLarge = Number(c.req.header("Content-Length")) > MAX_BODY_BYTES;
+  const bytes = declaredTooLarge && !drainRefused ? null : await readAtMost(body, MAX_BODY_BYTES, drainRefused);
   if (bytes === null) {
+    if (!body.locked) await body.cancel();
     throw new ApiError(413, "invalid_request", `The request body is larger than ${MAX_BODY_BYTES} bytes`);
   }
-  c.req.raw = new Request(c.req.raw, { body: bytes });
+  c.req.raw = new Request(c.req.raw, { body: method === "GET" || method === "HEAD" ? null : bytes });
   await next();
 });
 
-/** The stream's bytes, or null when there are more than `limit` (the rest is still read and dropped). */
-async function readAtMost(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | null> {
+/**
+ * The stream's bytes, or null once there are more than `limit`; the rest is then read and dropped
+ * (`drainRest`) or cancelled.
+ */
+async function readAtMost(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  drainRest: boolean,
+): Promise<Uint8Array | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = stream.getReader();
   try {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
       size += chunk.value.byteLength;
-      if (size <= limit) chunks.push(chunk.value);
+      if (size <= limit) {
+        chunks.push(chunk.value);
+      } else if (!drainRest) {
+        await reader.cancel();
+        return null;
+      }
     }
   } catch {
     throw new ApiError(400, "invalid_request", "The request body could not be read to its end");

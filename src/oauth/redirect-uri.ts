@@ -3,31 +3,33 @@
  * listed characters), plus RFC 6749 §3.1.2's "no fragment". Judged as a browser's URL parser
  * (WHATWG URL) would read each part, because that is how a page or app receiving the redirect
  * will read them: it drops tabs and newlines anywhere, strips leading and trailing C0 controls and
- * spaces (we strip Unicode white space and zero-width characters too), and treats `\` like `/`.
- * Used by the import and, again, wherever a redirect URI arrives.
+ * spaces (we strip Unicode white space and invisible format characters too), and treats `\` like
+ * `/`. The import checks every redirect URI with it, and the grants check the stored ones again.
  */
-
-/** Longest redirect URI accepted, in UTF-8 bytes (a client row must fit one D1 statement). */
-export const MAX_REDIRECT_URI_BYTES = 1024;
 
 /** The spec's characters, whitespace, the backslash, and every control character, raw. */
 const FORBIDDEN = /[\s!()[\]{};',<>«»“”‘’@"`\\\x00-\x1f\x7f-\x9f]/;
 /** A scheme (`https:`, `javascript:`) or a network path (`//`, `\\`, `/\`) at the start of a value. */
 const URI_START = /^(?:[a-z][a-z0-9+.-]*:|[/\\]{2})/i;
+/**
+ * Schemes a path segment must not start with: a browser resolves `http:evil.example` against an
+ * https page to `http://evil.example/`. Words a web page cannot navigate to (`/wiki/File:x.png`)
+ * or that are no scheme at all stay.
+ */
+const DANGEROUS_SCHEME_START = /^(?:https?|ftp|wss?|javascript|data|vbscript|blob):/i;
+/** Where a decoded query part may start another parameter or a nested query. */
+const QUERY_SEPARATORS = /[?&=#;]/;
 const TAB_OR_NEWLINE = /[\t\n\r]/g;
+const INVISIBLE = "\\s\\u00ad\\u180e\\u200b-\\u200f\\u2060\\ufeff";
 /**
  * What the URL parser strips from both ends of its input (C0 controls and the space), and, to be
- * safe with receivers that trim more, Unicode white space and zero-width characters.
+ * safe with receivers that trim more, Unicode white space and invisible format characters.
  */
-const STRIPPED_AT_ENDS = /^[\x00-\x20\s\u200b-\u200d\u2060\ufeff]+|[\x00-\x20\s\u200b-\u200d\u2060\ufeff]+$/gu;
+const STRIPPED_AT_ENDS = new RegExp(`^[\\x00-\\x20${INVISIBLE}]+|[\\x00-\\x20${INVISIBLE}]+$`, "gu");
 const ESCAPE_RUN = /(?:%[0-9a-f]{2})+/gi;
-const MAX_DECODING_ROUNDS = 8;
 
 /** Why the URI cannot be a redirect URI, or null when it can. */
 export function redirectUriProblem(uri: string): string | null {
-  if (new TextEncoder().encode(uri).length > MAX_REDIRECT_URI_BYTES) {
-    return `redirect URIs are at most ${MAX_REDIRECT_URI_BYTES} bytes`;
-  }
   if (FORBIDDEN.test(uri)) {
     return "redirect URIs must not contain whitespace, control characters, a backslash or ! ( ) [ ] { } ; ' , < > « » “ ” ‘ ’ @ \" `";
   }
@@ -39,34 +41,36 @@ export function redirectUriProblem(uri: string): string | null {
 
 /**
  * True when the URI carries another address a browser could be sent on to: a query key or value
- * that, read as a URL parser reads it, starts with a scheme or a network path; or a path that,
- * its segments read the same way, holds `://` or starts with `//`. Encoded and multiply encoded
- * forms count as what they decode to.
+ * that, read as a URL parser reads it, starts with a scheme or a network path, also where the
+ * decoded text holds a further query (`a%26next%3D%2F%2Fevil`); or a path whose segments, read the
+ * same way, form a network path, hold `://`, or start with a scheme a browser would follow.
  */
 function embedsAnotherUri(url: URL): boolean {
-  const segments = decodedFully(url.pathname, false).split(/[/\\]/);
-  const path = segments.map(asUrlParserSees).join("/");
-  if (path.includes("://") || path.startsWith("//")) return true;
-  return [...url.searchParams].some(([key, value]) =>
-    [key, value].some((part) => URI_START.test(asUrlParserSees(decodedFully(part, true)))),
+  const segments = decodedFully(url.pathname, false).split(/[/\\]/).map(asReceived);
+  const path = segments.join("/");
+  if (path.includes("://") || path.startsWith("//") || segments.some((s) => DANGEROUS_SCHEME_START.test(s))) {
+    return true;
+  }
+  // `+` is a space to form decoders and a plus to URL decoders: judge both readings.
+  const query = url.search.slice(1);
+  return [decodedFully(query, true), decodedFully(query, false)].some((decoded) =>
+    decoded.split(QUERY_SEPARATORS).some((piece) => URI_START.test(asReceived(piece))),
   );
 }
 
 /**
  * Percent-decoded until nothing changes, tabs and newlines dropped before every round (a browser
  * drops them before it decodes); a malformed escape stays as it is without stopping the rest.
- * Query parts are also read with `+` as a space, as a receiving application reading its own query
- * string would.
+ * Every round that changes the text shortens it or turns a `+` into a space, so the loop ends.
  */
 function decodedFully(text: string, plusIsSpace: boolean): string {
   let decoded = text.replace(TAB_OR_NEWLINE, "");
-  for (let round = 0; round < MAX_DECODING_ROUNDS; round++) {
+  for (;;) {
     const spaced = plusIsSpace ? decoded.replace(/\+/g, " ") : decoded;
     const next = spaced.replace(ESCAPE_RUN, decodeRun).replace(TAB_OR_NEWLINE, "");
-    if (next === decoded) break;
+    if (next === decoded) return decoded;
     decoded = next;
   }
-  return decoded;
 }
 
 /** A run of escapes decoded as UTF-8, or one escape at a time where the run is not valid UTF-8. */
@@ -81,6 +85,7 @@ function decodeRun(run: string): string {
   }
 }
 
-function asUrlParserSees(text: string): string {
+/** The text as a receiver reading it as a URL sees it: without tabs, newlines and padding. */
+function asReceived(text: string): string {
   return text.replace(TAB_OR_NEWLINE, "").replace(STRIPPED_AT_ENDS, "");
 }

@@ -125,7 +125,10 @@ export async function verifyAccessToken(env: Bindings, token: string): Promise<A
       throw new joseErrors.JWTClaimValidationFailed("unexpected claims", payload);
     }
     // Only the subject we issue: a user's id in canonical decimal, a server token's own client id.
-    if (kind === "user" ? !CANONICAL_ID.test(sub!) || !Number.isSafeInteger(Number(sub)) : sub !== clientId) {
+    if (
+      typeof sub !== "string" ||
+      (kind === "user" ? !CANONICAL_ID.test(sub) || !Number.isSafeInteger(Number(sub)) : sub !== clientId)
+    ) {
       throw new joseErrors.JWTClaimValidationFailed("unexpected subject", payload);
     }
     const userId = kind === "user" ? Number(sub) : null;

@@ -2,17 +2,28 @@
  * Field schemas of the import file (schemas/import.ts): real dates only, every text and JSON
  * value bounded in UTF-8 bytes, and no key that JavaScript objects cannot hold. The limits are
  * chosen so that the largest possible row still fits one D1 statement (100,000 bytes, with text
- * written as hex by db/sql-script.ts); test/import.test.ts imports such rows to prove it.
+ * written as hex by db/sql-script.ts); test/import-limits.test.ts imports such rows to prove it.
  */
 import * as z from "zod";
 
-/** Byte limits of the import's text and JSON values (README "Importing data" lists them). */
+/** Limits of the import's text and JSON values, in UTF-8 bytes, and of its lists (README "Importing data"). */
 export const LIMITS = {
-  /** Names, display names, titles and other short text. */
+  /** Names, display names, titles, codes, mail templates and tokens, other short text. */
   text: 255,
+  /** Short codes: contact types, phone numbers, postal codes. */
+  code: 32,
+  /** `fields` values, legacy user ids, mail event names, countries. */
+  shortText: 64,
+  email: 254,
+  formattedAddress: 500,
   /** URLs of photos, products and purchases. */
   url: 2048,
   productDescription: 5000,
+  redirectUri: 1024,
+  /** Client secrets and signing secrets. */
+  secret: 512,
+  /** Stored only as a PBKDF2 hash. */
+  password: 1024,
   /** Each of `css` and `termsCss`, serialized as JSON. */
   css: 4096,
   cssKey: 128,
@@ -20,14 +31,26 @@ export const LIMITS = {
   redirectUris: 20,
   ipAllowList: 100,
   resources: 20,
+  /** E-mails, phone numbers and third-party accounts of one user. */
+  contacts: 50,
+  addressTypes: 20,
+  currentLocations: 10,
+  connectedClients: 1000,
+  mailEvents: 1000,
 } as const;
 
 const utf8 = new TextEncoder();
-export const byteLength = (text: string) => utf8.encode(text).length;
+const byteLength = (text: string) => utf8.encode(text).length;
 
-/** A string of at most `max` bytes of UTF-8. */
+/**
+ * A string of at most `max` bytes of UTF-8. Lone surrogates are refused: they have no UTF-8 form
+ * (they would be stored as U+FFFD) and JSON writes each as six bytes, past any byte count.
+ */
 export const text = (max: number = LIMITS.text) =>
-  z.string().refine((value) => byteLength(value) <= max, `at most ${max} bytes of UTF-8`);
+  z
+    .string()
+    .refine((value) => value.isWellFormed(), "not well-formed Unicode (a lone surrogate)")
+    .refine((value) => byteLength(value) <= max, `at most ${max} bytes of UTF-8`);
 
 /**
  * z.record, except that a `__proto__` key, at any depth of its value, is refused with its path:
@@ -94,18 +117,19 @@ function parseDatetime(value: string): number | null {
 }
 
 /**
- * The spec's birthday: `YYYY-MM-DD`, year `0000` when unknown (any real month and day, 29 February
- * included), `0000-00-00` when nothing is known.
+ * The spec's birthday: `YYYY-MM-DD`, a real date not in the future; `00` where a part is unknown:
+ * year `0000` (any real month and day, 29 February included), day `00`, or month and day `00-00`.
  */
 export const birthday = z
   .string()
-  .regex(DATE, "expected YYYY-MM-DD (year 0000 when unknown)")
+  .regex(DATE, { message: "expected YYYY-MM-DD (0000 or 00 where unknown)", abort: true })
   .refine((value) => {
-    if (value === "0000-00-00") return true;
     const [year, month, day] = value.split("-").map(Number) as [number, number, number];
-    // A leap year stands in for an unknown one, so 0000-02-29 is a real birthday.
-    return utcSeconds(year === 0 ? 2000 : year, month, day) !== null;
-  }, "not a real date");
+    if (month === 0) return day === 0;
+    // A leap year stands in for an unknown one, and the 1st for an unknown day.
+    return utcSeconds(year === 0 ? 2000 : year, month, day === 0 ? 1 : day) !== null;
+  }, "not a real date")
+  .refine((value) => value <= new Date().toISOString().slice(0, 10), "a birthday cannot be in the future");
 
 /** Integers that the API serializes as strings may be given either way. */
 export const integerId = z.union([
@@ -125,7 +149,7 @@ export const flag = z.union([
 
 export const email = z
   .email()
-  .max(254)
+  .max(LIMITS.email)
   .transform((v) => v.toLowerCase());
 
 /** UUIDs compare without regard to case (RFC 9562 §4), so they are stored in lower case. */

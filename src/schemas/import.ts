@@ -24,7 +24,7 @@ export const GRANT_TYPES = [
   "urn:ietf:params:oauth:grant-type:jwt-bearer",
 ] as const;
 
-const redirectUri = z.string().superRefine((uri, ctx) => {
+const redirectUri = text(LIMITS.redirectUri).superRefine((uri, ctx) => {
   const problem = redirectUriProblem(uri);
   if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
 });
@@ -41,7 +41,7 @@ const CLIENT_FIELDS = [
   "names",
   "birthday",
 ] as const;
-const clientFieldSetting = z.union([z.boolean(), text(64)]).optional();
+const clientFieldSetting = z.union([z.boolean(), text(LIMITS.shortText)]).optional();
 
 const clientId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "client ids are 8-64 letters, digits, - or _");
 
@@ -50,8 +50,8 @@ const merchant = z.strictObject({ merchantId: integerId, name: text() });
 const client = z
   .strictObject({
     id: clientId,
-    secret: text(512).min(16, "client secrets must be at least 16 characters"),
-    signingSecret: text(512).min(16, "signing secrets must be at least 16 characters").optional(),
+    secret: text(LIMITS.secret).min(16, "client secrets must be at least 16 characters"),
+    signingSecret: text(LIMITS.secret).min(16, "signing secrets must be at least 16 characters").optional(),
     name: text(),
     alias: text().default(""),
     domain: text().default(""),
@@ -61,7 +61,10 @@ const client = z
     fields: z.strictObject(Object.fromEntries(CLIENT_FIELDS.map((name) => [name, clientFieldSetting]))).default({}),
     css: css.default({}),
     termsCss: css.default({}),
-    grantTypes: z.array(z.enum(GRANT_TYPES)).default([]),
+    grantTypes: z
+      .array(z.enum(GRANT_TYPES))
+      .refine((types) => new Set(types).size === types.length, "each grant type at most once")
+      .default([]),
     accessTokenLifetime: z
       .union([z.number(), z.string().regex(/^\d+$/).transform(Number)])
       .pipe(z.number().int().min(60).max(31_536_000))
@@ -94,38 +97,38 @@ const client = z
   });
 
 const contact = z.strictObject({
-  value: text(254).min(1),
-  type: text(32).default("other"),
+  value: text(LIMITS.email).min(1),
+  type: text(LIMITS.code).default("other"),
   primary: z.boolean().default(false),
   verified: z.boolean().default(false),
 });
 
 const address = z.strictObject({
-  formatted: text(500).optional(),
+  formatted: text(LIMITS.formattedAddress).optional(),
   streetAddress: text().optional(),
-  postalCode: text(32).optional(),
+  postalCode: text(LIMITS.code).optional(),
   locality: text().optional(),
   region: text().optional(),
-  country: text(64).optional(),
+  country: text(LIMITS.shortText).optional(),
 });
 
 const user = z.strictObject({
   userId: integerId.refine((id) => id > 0, "user ids start at 1"),
   uuid,
-  id: text(64).optional(),
-  password: z.string().min(8).max(1024).optional(),
+  id: text(LIMITS.shortText).optional(),
+  password: text(LIMITS.password).min(8).optional(),
   status: oneOf(USER_STATUSES, "status"),
   email: email.optional(),
   emailVerified: datetime.optional(),
   emails: z
     .array(contact.extend({ value: email }))
-    .max(50)
+    .max(LIMITS.contacts)
     .default([]),
-  phoneNumber: text(32).optional(),
+  phoneNumber: text(LIMITS.code).optional(),
   phoneNumberVerified: datetime.optional(),
   phoneNumbers: z
-    .array(contact.extend({ type: text(32).default("mobile") }))
-    .max(50)
+    .array(contact.extend({ type: text(LIMITS.code).default("mobile") }))
+    .max(LIMITS.contacts)
     .default([]),
   name: z
     .strictObject({ givenName: text().optional(), familyName: text().optional(), formatted: text().optional() })
@@ -159,14 +162,17 @@ const user = z.strictObject({
       .refine((type) => type !== "current", "use currentLocation for the current location"),
     address,
   )
-    .refine((addresses) => Object.keys(addresses).length <= 20, "at most 20 address types")
+    .refine(
+      (addresses) => Object.keys(addresses).length <= LIMITS.addressTypes,
+      `at most ${LIMITS.addressTypes} address types`,
+    )
     .default({}),
-  currentLocation: z.array(address).max(10).default([]),
+  currentLocation: z.array(address).max(LIMITS.currentLocations).default([]),
   accounts: z
     .array(z.strictObject({ domain: text(), userId: text().optional(), username: text().optional() }))
-    .max(50)
+    .max(LIMITS.contacts)
     .default([]),
-  clients: z.array(clientId).max(1000).default([]),
+  clients: z.array(clientId).max(LIMITS.connectedClients).default([]),
 });
 
 const product = z.strictObject({
@@ -234,8 +240,8 @@ const mail = z.strictObject({
   created: datetime,
   token: text().min(1),
   events: z
-    .array(z.strictObject({ event: text(64), timestamp: datetime }))
-    .max(1000)
+    .array(z.strictObject({ event: text(LIMITS.shortText), timestamp: datetime }))
+    .max(LIMITS.mailEvents)
     .default([]),
 });
 

@@ -48,6 +48,18 @@ function post(
   });
 }
 
+/** Sends raw HTTP/1.1 (what fetch would not send) and returns the response's status code. */
+async function rawStatus(head: string, body = ""): Promise<number> {
+  const socket = connect(Number(new URL(base).port), "127.0.0.1");
+  let response = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (part: string) => (response += part));
+  await new Promise((done) => socket.once("connect", done));
+  socket.write(`${head}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n${body}`);
+  await new Promise((done) => socket.once("close", done));
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1]);
+}
+
 async function statusCode(): Promise<number> {
   return (await fetch(`${base}/api/2/status`)).status;
 }
@@ -119,6 +131,17 @@ describe("npm start", () => {
     const res = await post("/api/2/status", { chunks: 80, chunkSize: 64 * 1024, contentLength: true });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.text)).toMatchObject({ code: 413, error: { error_code: 413 } });
+    expect(await statusCode()).toBe(200);
+  });
+
+  it("answers a GET or HEAD that carries a body as if it had none", async () => {
+    expect(await rawStatus("GET /api/2/status HTTP/1.1\r\nContent-Length: 0")).toBe(200);
+    expect(await rawStatus("GET /api/2/status HTTP/1.1\r\nContent-Length: 5", "hello")).toBe(200);
+    expect(await rawStatus("HEAD /api/2/status HTTP/1.1\r\nContent-Length: 0")).toBe(200);
+    expect(await rawStatus("GET /api/2/status HTTP/1.1\r\nTransfer-Encoding: chunked", "5\r\nhello\r\n0\r\n\r\n")).toBe(
+      200,
+    );
+    expect(await rawStatus("GET /nowhere HTTP/1.1\r\nContent-Length: 0")).toBe(404);
     expect(await statusCode()).toBe(200);
   });
 

@@ -16,6 +16,7 @@ import {
 import { REFUSED_USER_STATUSES } from "../../db/schema";
 import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { OAuthError } from "../../errors";
+import { redirectUriProblem } from "../redirect-uri";
 import { hashSecret } from "../../security/data-protection";
 import { verifyPassword } from "../../security/password";
 import { type Grant, tokenResponse } from "./grant";
@@ -36,7 +37,8 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
       "Parameter 'resource' is only accepted with grant_type=client_credentials",
     );
   }
-  if (!client.redirectUris.includes(redirectUri)) {
+  // Registered URIs were checked on import; checked again, as the rules may have grown since.
+  if (!client.redirectUris.includes(redirectUri) || redirectUriProblem(redirectUri) !== null) {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }
 
