@@ -5,7 +5,7 @@ import { openDatabase } from "../src/db/client";
 import { buildImportStatements } from "../src/db/import";
 import * as schema from "../src/db/schema";
 import { toSqlScript } from "../src/db/sql-script";
-import { describeImportErrors, importFileSchema } from "../src/schemas/import";
+import { CLIENT_FIELDS, describeImportErrors, GRANT_TYPES, importFileSchema } from "../src/schemas/import";
 import { LIMITS } from "../src/schemas/import-fields";
 import example from "./fixtures/example-import.json";
 import { importData } from "./helpers/seed";
@@ -186,21 +186,10 @@ describe("size limits", () => {
           merchantId: 10,
           redirectUris: Array.from({ length: LIMITS.redirectUris }, (_, i) => uri(i)),
           defaultRedirectUri: uri(0),
-          fields: Object.fromEntries(
-            ["gender", "homeAddress", "deliveryAddress", "phoneNumber", "displayName", "email"]
-              .concat(["invoiceAddress", "names", "birthday"])
-              .map((name) => [name, bytes(64)]),
-          ),
+          fields: Object.fromEntries(CLIENT_FIELDS.map((name) => [name, bytes(LIMITS.shortText)])),
           css: largestCss,
           termsCss: largestCss,
-          grantTypes: [
-            "authorization_code",
-            "password",
-            "assertion",
-            "refresh_token",
-            "client_credentials",
-            "urn:ietf:params:oauth:grant-type:jwt-bearer",
-          ],
+          grantTypes: [...GRANT_TYPES],
           ipWhitelist: Array(LIMITS.ipAllowList).fill("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255"),
           resources: Array(LIMITS.resources).fill(`${"r".repeat(253)}:65535`),
           rateLimit: { limit: 10_000_000, windowSeconds: 86_400 },

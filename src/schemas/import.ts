@@ -30,7 +30,7 @@ const redirectUri = text(LIMITS.redirectUri).superRefine((uri, ctx) => {
 });
 
 /** The field names a client may ask users for (spec "Client"). */
-const CLIENT_FIELDS = [
+export const CLIENT_FIELDS = [
   "gender",
   "homeAddress",
   "deliveryAddress",
