@@ -3,8 +3,8 @@
  * the Worker uses, rendered as one SQL script and applied with `wrangler d1 execute --file`,
  * which runs it as a single batch: all rows or none.
  */
-import { rmSync } from "node:fs";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtempSync, rmSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
@@ -47,11 +47,13 @@ export async function importIntoD1(file: ImportFile, target: ImportTarget): Prom
   const statements = await buildImportStatements(recorder, file, target.dataProtectionKey);
   if (statements.length === 0) return;
   // The script holds hashed and sealed secrets: readable by this user only, and removed on every
-  // way out, a signal included.
-  const dir = await mkdtemp(join(tmpdir(), "acapi-import-"));
-  const removeScript = () => rmSync(dir, { recursive: true, force: true });
+  // way out, a signal included. The clean-up is registered before the directory exists and the
+  // directory made synchronously, so no signal can fall between the two.
+  let dir: string | undefined;
+  const removeScript = () => dir !== undefined && rmSync(dir, { recursive: true, force: true });
   const forget = onStop(removeScript);
   try {
+    dir = mkdtempSync(join(tmpdir(), "acapi-import-"));
     const scriptPath = join(dir, "import.sql");
     await writeFile(scriptPath, toSqlScript(statements.map((statement) => statement.toSQL())), { mode: 0o600 });
     const args = ["d1", "execute", "DB", target.remote ? "--remote" : "--local", "--file", scriptPath, "--yes"];
@@ -59,12 +61,12 @@ export async function importIntoD1(file: ImportFile, target: ImportTarget): Prom
     if (target.persistTo) args.push("--persist-to", target.persistTo);
     if (!(await runWrangler(args))) throw new Error("wrangler d1 execute failed; nothing was written");
   } finally {
-    forget();
     try {
       removeScript();
     } catch (err) {
       console.error(`could not remove ${dir}; delete it by hand: ${err instanceof Error ? err.message : String(err)}`);
     }
+    forget();
   }
 }
 
