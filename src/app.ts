@@ -9,6 +9,7 @@ import { methodNotAllowed } from "hono/method-not-allowed";
 import { getPath } from "hono/utils/url";
 import { clientRoutes } from "./api/clients";
 import { meRoutes } from "./api/me";
+import { productRoutes } from "./api/products";
 import { statusRoutes } from "./api/status";
 import { versionRoutes } from "./api/version";
 import type { AppEnv } from "./env";
@@ -35,6 +36,7 @@ app.route(API_BASE, statusRoutes);
 app.route(API_BASE, versionRoutes);
 app.route(API_BASE, clientRoutes);
 app.route(API_BASE, meRoutes);
+app.route(API_BASE, productRoutes);
 
 app.notFound((c) => renderError(c, notFoundError(c.req.path)));
 app.onError((err, c) => renderError(c, toApiError(err)));

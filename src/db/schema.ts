@@ -267,6 +267,8 @@ export const products = sqliteTable(
     created: integer("created").notNull().default(now),
   },
   (t) => [
+    /** The client's products in id order: the default sort. */
+    index("products_client_idx").on(t.clientId),
     index("products_client_status_idx").on(t.clientId, t.status),
     index("products_client_type_idx").on(t.clientId, t.type),
     index("products_client_changed_idx").on(t.clientId, t.changed),

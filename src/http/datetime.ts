@@ -13,3 +13,30 @@ export function datetimeOrFalse(seconds: number | null): string | false {
 export function nowInSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
+
+/** 9999-12-31 23:59:59 UTC: the last second a `YYYY-MM-DD HH:MM:SS` can show. */
+export const LAST_SECOND = 253_402_300_799;
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2}))?$/;
+
+/** Unix seconds of a calendar date and time, or null when no such moment exists (2023-02-29, 24:00). */
+export function utcSeconds(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number | null {
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second);
+  // Date rolls impossible days over into the next month; a real date comes back unchanged.
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+    ? date.getTime() / 1000
+    : null;
+}
+
+/**
+ * `YYYY-MM-DD HH:MM:SS` (UTC, `T` allowed between) to Unix seconds; with `dateAlone`, a bare
+ * `YYYY-MM-DD` too, as its midnight. Null when the text has another form or names no real moment.
+ */
+export function parseDatetime(text: string, { dateAlone = false } = {}): number | null {
+  const match = DATETIME.exec(text);
+  if (match === null || (match[4] === undefined && !dateAlone)) return null;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = match.slice(1).map((part) => Number(part ?? 0));
+  return utcSeconds(year!, month!, day!, hour, minute, second);
+}

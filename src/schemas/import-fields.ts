@@ -5,6 +5,7 @@
  * written as hex by db/sql-script.ts); test/import-limits.test.ts imports such rows to prove it.
  */
 import * as z from "zod";
+import { LAST_SECOND, parseDatetime, utcSeconds } from "../http/datetime";
 
 /** Limits of the import's text and JSON values, in UTF-8 bytes, and of its lists (README "Importing data"). */
 export const LIMITS = {
@@ -76,22 +77,7 @@ function protoKeyPaths(value: unknown, path: PropertyKey[] = []): PropertyKey[][
   );
 }
 
-/** 9999-12-31 23:59:59 UTC: the last second a `YYYY-MM-DD HH:MM:SS` can show. */
-const LAST_DATETIME = 253_402_300_799;
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** Unix seconds of a calendar date and time, or null when no such moment exists (2023-02-29, 24:00). */
-function utcSeconds(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number | null {
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second);
-  // Date rolls impossible days over into the next month; a real date comes back unchanged.
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
-    ? date.getTime() / 1000
-    : null;
-}
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC) or Unix seconds, 1970 to 9999, to Unix seconds. */
 export const datetime = z.union([z.number(), z.string()]).transform((value, ctx) => {
@@ -99,7 +85,7 @@ export const datetime = z.union([z.number(), z.string()]).transform((value, ctx)
   const problem =
     seconds === null
       ? "expected a real date and time as YYYY-MM-DD HH:MM:SS (UTC)"
-      : !Number.isInteger(seconds) || seconds < 0 || seconds > LAST_DATETIME
+      : !Number.isInteger(seconds) || seconds < 0 || seconds > LAST_SECOND
         ? "expected whole Unix seconds from 1970-01-01 00:00:00 to 9999-12-31 23:59:59"
         : null;
   if (problem !== null) {
@@ -108,13 +94,6 @@ export const datetime = z.union([z.number(), z.string()]).transform((value, ctx)
   }
   return seconds!;
 });
-
-function parseDatetime(value: string): number | null {
-  const parts = DATETIME.exec(value)?.slice(1).map(Number);
-  if (parts === undefined) return null;
-  const [year, month, day, hour, minute, second] = parts as [number, number, number, number, number, number];
-  return utcSeconds(year, month, day, hour, minute, second);
-}
 
 /**
  * The spec's birthday: `YYYY-MM-DD`, a real date not in the future; `00` where a part is unknown:

@@ -1,0 +1,1 @@
+CREATE INDEX `products_client_idx` ON `products` (`client_id`);

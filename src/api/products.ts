@@ -1,0 +1,95 @@
+/**
+ * GET /api/2/products: the calling client's products. Server or user token. Exact criteria
+ * `productId`, `name`, `code`, `price`, `parentProductId` (several values each are OR-ed); status
+ * and type filters as mapped below; deleted products only when asked for (README "Products").
+ */
+import { Hono } from "hono";
+import { type ProductSearch, type ProductSort, searchProducts } from "../db/queries/products";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { describeRoute, respond } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
+import {
+  describeListQuery,
+  type ListQuery,
+  type ListSpec,
+  pageSize,
+  parseListQuery,
+  selectFields,
+} from "../http/list-query";
+import { requireToken } from "../middleware/auth";
+import { PRODUCT_FIELDS, type ProductField, productView } from "./views/product";
+
+/** Status filters and the product statuses they select. */
+const STATUS_FILTERS: Record<string, number> = {
+  deleted: -1,
+  unavailable: 0,
+  invisible: 1,
+  unselectable: 2,
+  available: 3,
+};
+/** Type filters and the product types they select: `content` is digital content, `subscription` subscriptions. */
+const TYPE_FILTERS: Record<string, number> = { subscription: 2, content: 3 };
+const NOT_DELETED = [0, 1, 2, 3];
+
+type Criterion = "productId" | "name" | "code" | "price" | "parentProductId";
+
+const PRODUCT_LIST: ListSpec<ProductSort, ProductField, Criterion> = {
+  sorts: ["productId", "name", "code", "price", "created", "changed", "status", "type"],
+  defaultSort: (filters) =>
+    filters.other.includes("updated")
+      ? [{ property: "changed", direction: "desc" }]
+      : [{ property: "productId", direction: "asc" }],
+  statusFilters: Object.keys(STATUS_FILTERS),
+  typeFilters: Object.keys(TYPE_FILTERS),
+  otherFilters: ["updated"],
+  fields: PRODUCT_FIELDS,
+  criteria: ["productId", "name", "code", "price", "parentProductId"],
+};
+
+function integers(name: string, values: string[] | undefined): number[] | undefined {
+  if (values === undefined) return undefined;
+  if (values.some((value) => !/^\d{1,15}$/.test(value))) {
+    throw new ApiError(400, "invalid_request", `Invalid parameter value: ${name}`);
+  }
+  return values.map(Number);
+}
+
+function productSearch(clientId: string, query: ListQuery<ProductSort, ProductField, Criterion>): ProductSearch {
+  const { filters, where } = query;
+  const updated = filters.other.includes("updated");
+  return {
+    clientId,
+    statuses: filters.status.length > 0 ? filters.status.map((f) => STATUS_FILTERS[f]!) : NOT_DELETED,
+    types: filters.type.length > 0 ? filters.type.map((f) => TYPE_FILTERS[f]!) : null,
+    productIds: integers("productId", where.productId),
+    parentProductIds: integers("parentProductId", where.parentProductId),
+    prices: integers("price", where.price),
+    names: where.name,
+    codes: where.code,
+    timeColumn: updated ? "changed" : "created",
+    since: query.since,
+    until: query.until,
+    sort: query.sort,
+    limit: pageSize(query),
+    offset: query.offset,
+  };
+}
+
+export const productRoutes = new Hono<AppEnv>().get(
+  "/products",
+  describeRoute("List products", "api/products#index"),
+  requireToken("any"),
+  async (c) => {
+    const query = parseListQuery(new URL(c.req.url), PRODUCT_LIST, nowInSeconds());
+    const found = await searchProducts(c.get("db"), productSearch(c.get("caller").clientId, query));
+    if (found.length === 0) throw new ApiError(404, "invalid_request", "No products found");
+    return respond(c, {
+      object: "Products",
+      type: "collection",
+      data: found.map((product) => selectFields(productView(product), query.fields)),
+      meta: { count: found.length, offset: query.offset },
+      params: describeListQuery(query),
+    });
+  },
+);

@@ -1,0 +1,95 @@
+/**
+ * The spec's Product object: integers the spec types "integer (as string)", enum values and `1`/`0`
+ * flags as strings; prices and periods in seconds as numbers; datetimes as `YYYY-MM-DD HH:MM:SS`,
+ * null where a product has none (a sale with no start, say).
+ */
+import type { products } from "../../db/schema";
+import { formatDatetime } from "../../http/datetime";
+
+type ProductRecord = typeof products.$inferSelect;
+
+const text = (value: number | null) => (value === null ? null : String(value));
+const datetime = (seconds: number | null) => (seconds === null ? null : formatDatetime(seconds));
+const flag = (value: boolean) => (value ? "1" : "0");
+
+export function productView(p: ProductRecord) {
+  return {
+    productId: String(p.id),
+    parentProductId: text(p.parentProductId),
+    clientId: p.clientId,
+    type: String(p.type),
+    bundle: String(p.bundle),
+    code: p.code,
+    name: p.name,
+    description: p.description,
+    url: p.url,
+    price: p.price,
+    vat: String(p.vat),
+    currency: p.currency,
+    paymentOptions: String(p.paymentOptions),
+    quantityLimit: text(p.quantityLimit),
+    quantityCount: String(p.quantityCount),
+    saleStart: datetime(p.saleStart),
+    saleStop: datetime(p.saleStop),
+    availableStart: datetime(p.availableStart),
+    availableStop: datetime(p.availableStop),
+    subscriptionPeriod: p.subscriptionPeriod,
+    subscriptionRenewPrice: p.subscriptionRenewPrice,
+    subscriptionRenewPeriod: p.subscriptionRenewPeriod,
+    subscriptionAutoRenew: flag(p.subscriptionAutoRenew),
+    subscriptionAutoRenewLockPeriod: p.subscriptionAutoRenewLockPeriod,
+    subscriptionAutoRenewDisabled: flag(p.subscriptionAutoRenewDisabled),
+    subscriptionGracePeriod: text(p.subscriptionGracePeriod),
+    subscriptionEmailReceiptLimit: text(p.subscriptionEmailReceiptLimit),
+    subscriptionFinalEndDate: datetime(p.subscriptionFinalEndDate),
+    allowMultiSales: flag(p.allowMultiSales),
+    status: String(p.status),
+    changedBy: text(p.changedBy),
+    changed: formatDatetime(p.changed),
+    createdBy: text(p.createdBy),
+    created: formatDatetime(p.created),
+    purchaseUri: p.purchaseUri,
+  };
+}
+
+export type ProductView = ReturnType<typeof productView>;
+export type ProductField = keyof ProductView;
+
+/** Every property of the Product object, for `fields=` (a test holds it to the view's keys). */
+export const PRODUCT_FIELDS = [
+  "productId",
+  "parentProductId",
+  "clientId",
+  "type",
+  "bundle",
+  "code",
+  "name",
+  "description",
+  "url",
+  "price",
+  "vat",
+  "currency",
+  "paymentOptions",
+  "quantityLimit",
+  "quantityCount",
+  "saleStart",
+  "saleStop",
+  "availableStart",
+  "availableStop",
+  "subscriptionPeriod",
+  "subscriptionRenewPrice",
+  "subscriptionRenewPeriod",
+  "subscriptionAutoRenew",
+  "subscriptionAutoRenewLockPeriod",
+  "subscriptionAutoRenewDisabled",
+  "subscriptionGracePeriod",
+  "subscriptionEmailReceiptLimit",
+  "subscriptionFinalEndDate",
+  "allowMultiSales",
+  "status",
+  "changedBy",
+  "changed",
+  "createdBy",
+  "created",
+  "purchaseUri",
+] as const satisfies readonly ProductField[];

@@ -1,0 +1,211 @@
+/**
+ * The one list machine (spec "Common conventions"): multi-valued parameters, pagination, sorting,
+ * selection and filters, read from the query string and checked against what an endpoint
+ * declares. Every list endpoint parses its query here and nowhere else; anything it does not
+ * declare is a 400 that names the parameter, never its value.
+ */
+import { strtotime } from "locutus/php/datetime/strtotime";
+import { ApiError } from "../errors";
+import type { QueryParams } from "./container";
+import { LAST_SECOND, parseDatetime } from "./datetime";
+
+/** Spec "Limits": at most 1000 per page, and at most the first 1000 results of a set at all. */
+export const MAX_RESULTS = 1000;
+export const DEFAULT_LIMIT = 100;
+/** Longest value a list parameter takes, and most values one multi-valued parameter takes. */
+const MAX_VALUE_LENGTH = 255;
+const MAX_VALUES = 100;
+const MAX_TIME_EXPRESSION_LENGTH = 64;
+/** Parameters every endpoint takes that are not list parameters. */
+const TRANSPORT_PARAMETERS = new Set(["oauth_token", "callback"]);
+
+export type SortDirection = "asc" | "desc";
+export type SortTerm<Sort extends string> = { property: Sort; direction: SortDirection };
+
+/** What an endpoint accepts. Filters are grouped: status filters OR-ed, type filters OR-ed, the groups AND-ed. */
+export type ListSpec<Sort extends string, Field extends string, Criterion extends string> = {
+  sorts: readonly Sort[];
+  /** The order when none is asked for, which may depend on the filters (`updated`: newest first). */
+  defaultSort: (filters: ListFilters) => SortTerm<Sort>[];
+  statusFilters: readonly string[];
+  typeFilters: readonly string[];
+  /** Filters that are neither (`updated`, `merchant`, `all`). */
+  otherFilters: readonly string[];
+  fields: readonly Field[];
+  /** Query parameters that select by a property, each with one or several values. */
+  criteria: readonly Criterion[];
+};
+
+export type ListFilters = { status: string[]; type: string[]; other: string[] };
+
+export type ListQuery<Sort extends string, Field extends string, Criterion extends string> = {
+  limit: number;
+  offset: number;
+  since: number | null;
+  until: number | null;
+  sort: SortTerm<Sort>[];
+  /** Null when the whole object is wanted. */
+  fields: Field[] | null;
+  filters: ListFilters;
+  where: Partial<Record<Criterion, string[]>>;
+};
+
+function invalid(name: string, accepted?: readonly string[]): ApiError {
+  const hint = accepted === undefined ? "" : ` (accepted: ${accepted.join(", ")})`;
+  return new ApiError(400, "invalid_request", `Invalid parameter value: ${name}${hint}`);
+}
+
+/**
+ * The query's parameters by name: `key=v`, `key=v1,v2` and `key[]=v1&key[]=v2` all give a list of
+ * values; `sort[prop]=asc` is kept apart as an ordered list of sort terms.
+ */
+function collect(url: URL): { values: Map<string, string[]>; sortTerms: [string, string][] } {
+  const values = new Map<string, string[]>();
+  const sortTerms: [string, string][] = [];
+  for (const [rawKey, value] of url.searchParams) {
+    if (TRANSPORT_PARAMETERS.has(rawKey)) continue;
+    const sortKey = /^sort\[([^\]]*)\]$/.exec(rawKey);
+    if (sortKey) {
+      sortTerms.push([sortKey[1]!, value]);
+      continue;
+    }
+    const key = rawKey.endsWith("[]") ? rawKey.slice(0, -2) : rawKey;
+    values.set(key, [...(values.get(key) ?? []), value]);
+  }
+  return { values, sortTerms };
+}
+
+/** Comma-separated values, each trimmed and non-empty, within the value limits. */
+function multiple(name: string, raw: string[]): string[] {
+  const list = raw.flatMap((value) => value.split(",")).map((value) => value.trim());
+  if (list.length > MAX_VALUES || list.some((value) => value === "" || value.length > MAX_VALUE_LENGTH)) {
+    throw invalid(name);
+  }
+  return list;
+}
+
+function single(name: string, raw: string[] | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.length !== 1) throw invalid(name);
+  return raw[0]!.trim();
+}
+
+function count(name: string, raw: string[] | undefined, fallback: number, max: number): number {
+  const text = single(name, raw);
+  if (text === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(text)) throw invalid(name);
+  return Math.min(Number(text), max);
+}
+
+/**
+ * A point in time as Unix seconds: a timestamp (digits only), a date (`2024-01-31`, `2024-01-31
+ * 12:00:00`) or a fuzzy expression as PHP's strtotime reads it (`yesterday`, `first day of
+ * January`, `-3 days`), relative to `now`, in UTC.
+ */
+export function parseTime(text: string, now: number): number | null {
+  let seconds: number | false | null;
+  if (/^\d{1,12}$/.test(text)) seconds = Number(text);
+  // Dates are read here, not by strtotime, which moves impossible ones to other days.
+  else if (/^\d+-/.test(text)) seconds = parseDatetime(text, { dateAlone: true });
+  else if (text === "" || text.length > MAX_TIME_EXPRESSION_LENGTH) seconds = null;
+  else seconds = strtotime(text, now);
+  return typeof seconds === "number" && Number.isInteger(seconds) && seconds >= 0 && seconds <= LAST_SECOND
+    ? seconds
+    : null;
+}
+
+function time(name: string, raw: string[] | undefined, now: number): number | null {
+  const text = single(name, raw);
+  if (text === undefined) return null;
+  const seconds = parseTime(text, now);
+  if (seconds === null) throw invalid(name);
+  return seconds;
+}
+
+function sortTerms<Sort extends string>(
+  spec: { sorts: readonly Sort[] },
+  plain: string[] | undefined,
+  bracketed: [string, string][],
+): SortTerm<Sort>[] {
+  const terms: [string, SortDirection][] = [
+    ...(plain === undefined ? [] : multiple("sort", plain)).map((term): [string, SortDirection] =>
+      term.startsWith("-") ? [term.slice(1), "desc"] : [term.replace(/^\+/, ""), "asc"],
+    ),
+    ...bracketed.map(([property, direction]): [string, SortDirection] => {
+      const lower = direction.trim().toLowerCase();
+      if (lower !== "asc" && lower !== "desc") throw invalid(`sort[${property}]`, ["asc", "desc"]);
+      return [property, lower];
+    }),
+  ];
+  const seen = new Set<string>();
+  return terms.map(([property, direction]) => {
+    if (!(spec.sorts as readonly string[]).includes(property) || seen.has(property)) throw invalid("sort", spec.sorts);
+    seen.add(property);
+    return { property: property as Sort, direction };
+  });
+}
+
+/** Parses and checks a list endpoint's query string against what the endpoint accepts. */
+export function parseListQuery<Sort extends string, Field extends string, Criterion extends string>(
+  url: URL,
+  spec: ListSpec<Sort, Field, Criterion>,
+  now: number,
+): ListQuery<Sort, Field, Criterion> {
+  const { values, sortTerms: bracketed } = collect(url);
+  const known = new Set<string>(["limit", "offset", "since", "until", "sort", "fields", "filters", ...spec.criteria]);
+  if ([...values.keys()].some((name) => !known.has(name))) {
+    throw new ApiError(400, "invalid_request", `Unknown parameter; this endpoint accepts ${[...known].join(", ")}`);
+  }
+
+  const filters: ListFilters = { status: [], type: [], other: [] };
+  for (const filter of multiple("filters", values.get("filters") ?? [])) {
+    const group = spec.statusFilters.includes(filter)
+      ? filters.status
+      : spec.typeFilters.includes(filter)
+        ? filters.type
+        : spec.otherFilters.includes(filter)
+          ? filters.other
+          : null;
+    if (group === null) throw invalid("filters", [...spec.statusFilters, ...spec.typeFilters, ...spec.otherFilters]);
+    if (!group.includes(filter)) group.push(filter);
+  }
+
+  const fieldsParam = values.get("fields");
+  const fields = fieldsParam === undefined ? null : multiple("fields", fieldsParam);
+  if (fields?.some((field) => !(spec.fields as readonly string[]).includes(field)))
+    throw invalid("fields", spec.fields);
+
+  const sort = sortTerms(spec, values.get("sort"), bracketed);
+  const where: Partial<Record<Criterion, string[]>> = {};
+  for (const criterion of spec.criteria) {
+    const raw = values.get(criterion);
+    if (raw !== undefined) where[criterion] = multiple(criterion, raw);
+  }
+
+  return {
+    limit: count("limit", values.get("limit"), DEFAULT_LIMIT, MAX_RESULTS),
+    offset: count("offset", values.get("offset"), 0, MAX_RESULTS),
+    since: time("since", values.get("since"), now),
+    until: time("until", values.get("until"), now),
+    sort: sort.length > 0 ? sort : spec.defaultSort(filters),
+    fields: fields as Field[] | null,
+    filters,
+    where,
+  };
+}
+
+/** The number of rows a page may hold: at most `limit`, and never past the 1000th result. */
+export function pageSize(query: { limit: number; offset: number }): number {
+  return Math.max(0, Math.min(query.limit, MAX_RESULTS - query.offset));
+}
+
+/** What the container's `debug.params` shows: the parsed options and the selection criteria. */
+export function describeListQuery(query: ListQuery<string, string, string>): QueryParams {
+  const { where, ...options } = query;
+  return { options, where };
+}
+
+/** An object trimmed to the selected fields, in the order they were asked for. */
+export function selectFields<T extends Record<string, unknown>>(item: T, fields: readonly string[] | null): Partial<T> {
+  return fields === null ? item : (Object.fromEntries(fields.map((field) => [field, item[field]])) as Partial<T>);
+}
