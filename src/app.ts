@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { getPath } from "hono/utils/url";
 import { clientRoutes } from "./api/clients";
+import { digitalContentRoutes } from "./api/digital-contents";
 import { meRoutes } from "./api/me";
 import { productRoutes } from "./api/products";
 import { statusRoutes } from "./api/status";
@@ -37,6 +38,7 @@ app.route(API_BASE, versionRoutes);
 app.route(API_BASE, clientRoutes);
 app.route(API_BASE, meRoutes);
 app.route(API_BASE, productRoutes);
+app.route(API_BASE, digitalContentRoutes);
 
 app.notFound((c) => renderError(c, notFoundError(c.req.path)));
 app.onError((err, c) => renderError(c, toApiError(err)));

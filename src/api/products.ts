@@ -7,16 +7,9 @@ import { Hono } from "hono";
 import { type ProductSearch, type ProductSort, searchProducts } from "../db/queries/products";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { describeRoute, respond } from "../http/container";
+import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
-import {
-  describeListQuery,
-  type ListQuery,
-  type ListSpec,
-  pageSize,
-  parseListQuery,
-  selectFields,
-} from "../http/list-query";
+import { integerValues, type ListQuery, type ListSpec, pageOf, parseListQuery, respondPage } from "../http/list-query";
 import { requireToken } from "../middleware/auth";
 import { PRODUCT_FIELDS, type ProductField, productView } from "./views/product";
 
@@ -47,14 +40,6 @@ const PRODUCT_LIST: ListSpec<ProductSort, ProductField, Criterion> = {
   criteria: ["productId", "name", "code", "price", "parentProductId"],
 };
 
-function integers(name: string, values: string[] | undefined): number[] | undefined {
-  if (values === undefined) return undefined;
-  if (values.some((value) => !/^\d{1,15}$/.test(value))) {
-    throw new ApiError(400, "invalid_request", `Invalid parameter value: ${name}`);
-  }
-  return values.map(Number);
-}
-
 function productSearch(clientId: string, query: ListQuery<ProductSort, ProductField, Criterion>): ProductSearch {
   const { filters, where } = query;
   const updated = filters.other.includes("updated");
@@ -62,17 +47,13 @@ function productSearch(clientId: string, query: ListQuery<ProductSort, ProductFi
     clientId,
     statuses: filters.status.length > 0 ? filters.status.map((f) => STATUS_FILTERS[f]!) : NOT_DELETED,
     types: filters.type.length > 0 ? filters.type.map((f) => TYPE_FILTERS[f]!) : null,
-    productIds: integers("productId", where.productId),
-    parentProductIds: integers("parentProductId", where.parentProductId),
-    prices: integers("price", where.price),
+    productIds: integerValues("productId", where.productId),
+    parentProductIds: integerValues("parentProductId", where.parentProductId),
+    prices: integerValues("price", where.price),
     names: where.name,
     codes: where.code,
     timeColumn: updated ? "changed" : "created",
-    since: query.since,
-    until: query.until,
-    sort: query.sort,
-    limit: pageSize(query),
-    offset: query.offset,
+    ...pageOf(query),
   };
 }
 
@@ -84,12 +65,6 @@ export const productRoutes = new Hono<AppEnv>().get(
     const query = parseListQuery(new URL(c.req.url), PRODUCT_LIST, nowInSeconds());
     const found = await searchProducts(c.get("db"), productSearch(c.get("caller").clientId, query));
     if (found.length === 0) throw new ApiError(404, "invalid_request", "No products found");
-    return respond(c, {
-      object: "Products",
-      type: "collection",
-      data: found.map((product) => selectFields(productView(product), query.fields)),
-      meta: { count: found.length, offset: query.offset },
-      params: describeListQuery(query),
-    });
+    return respondPage(c, "Products", query, found, productView);
   },
 );

@@ -304,6 +304,8 @@ export const digitalContents = sqliteTable(
     updated: integer("updated").notNull().default(now),
   },
   (t) => [
+    /** The client's digital contents in id order: the default sort. */
+    index("digital_contents_client_idx").on(t.clientId),
     index("digital_contents_client_user_idx").on(t.clientId, t.userId),
     index("digital_contents_client_product_idx").on(t.clientId, t.productId),
     index("digital_contents_client_parent_idx").on(t.clientId, t.parentProductId),

@@ -5,8 +5,11 @@
  * declare is a 400 that names the parameter, never its value.
  */
 import { strtotime } from "locutus/php/datetime/strtotime";
+import type { Context } from "hono";
+import type { Page } from "../db/queries/page";
+import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import type { QueryParams } from "./container";
+import { respond } from "./container";
 import { LAST_SECOND, parseDatetime } from "./datetime";
 
 /** Spec "Limits": at most 1000 per page, and at most the first 1000 results of a set at all. */
@@ -194,18 +197,41 @@ export function parseListQuery<Sort extends string, Field extends string, Criter
   };
 }
 
-/** The number of rows a page may hold: at most `limit`, and never past the 1000th result. */
-export function pageSize(query: { limit: number; offset: number }): number {
-  return Math.max(0, Math.min(query.limit, MAX_RESULTS - query.offset));
+/** A criterion's values as integers (ids, prices); anything else is a 400 naming it. */
+export function integerValues(name: string, values: string[] | undefined): number[] | undefined {
+  if (values === undefined) return undefined;
+  if (values.some((value) => !/^-?\d{1,15}$/.test(value))) throw invalid(name);
+  return values.map(Number);
 }
 
-/** What the container's `debug.params` shows: the parsed options and the selection criteria. */
-export function describeListQuery(query: ListQuery<string, string, string>): QueryParams {
+/** The page a query asks for; it never reaches past the 1000th result. */
+export function pageOf<Sort extends string>(query: ListQuery<Sort, string, string>): Page<Sort> {
+  const { since, until, sort, offset } = query;
+  return { since, until, sort, limit: Math.max(0, Math.min(query.limit, MAX_RESULTS - offset)), offset };
+}
+
+/**
+ * A page of a list in the container: each row rendered by `view` and trimmed to the selected
+ * fields, `meta` counting the page, `debug.params` showing the parsed query.
+ */
+export function respondPage<Row>(
+  c: Context<AppEnv>,
+  object: string,
+  query: ListQuery<string, string, string>,
+  rows: Row[],
+  view: (row: Row) => Record<string, unknown>,
+): Response {
   const { where, ...options } = query;
-  return { options, where };
+  return respond(c, {
+    object,
+    type: "collection",
+    data: rows.map((row) => selectFields(view(row), query.fields)),
+    meta: { count: rows.length, offset: query.offset },
+    params: { options, where },
+  });
 }
 
 /** An object trimmed to the selected fields, in the order they were asked for. */
-export function selectFields<T extends Record<string, unknown>>(item: T, fields: readonly string[] | null): Partial<T> {
-  return fields === null ? item : (Object.fromEntries(fields.map((field) => [field, item[field]])) as Partial<T>);
+function selectFields(item: Record<string, unknown>, fields: readonly string[] | null): Record<string, unknown> {
+  return fields === null ? item : Object.fromEntries(fields.map((field) => [field, item[field]]));
 }

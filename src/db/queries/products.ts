@@ -1,6 +1,7 @@
-import { and, asc, desc, eq, gte, inArray, lte, type SQL } from "drizzle-orm";
+import { and, eq, inArray, type SQL } from "drizzle-orm";
 import type { Database } from "../client";
 import { products } from "../schema";
+import { type Page, pageOrder, withinTime } from "./page";
 
 export type ProductRecord = typeof products.$inferSelect;
 
@@ -18,27 +19,21 @@ export const PRODUCT_SORT_COLUMNS = {
 export type ProductSort = keyof typeof PRODUCT_SORT_COLUMNS;
 
 /** One client's products, narrowed; every condition here has an index that starts with client_id. */
-export type ProductSearch = {
+export type ProductSearch = Page<ProductSort> & {
   clientId: string;
   statuses: number[];
   /** Null for every type. */
   types: number[] | null;
-  productIds?: number[];
-  parentProductIds?: number[];
-  names?: string[];
-  codes?: string[];
-  prices?: number[];
+  productIds?: number[] | undefined;
+  parentProductIds?: number[] | undefined;
+  names?: string[] | undefined;
+  codes?: string[] | undefined;
+  prices?: number[] | undefined;
   /** Which time `since` and `until` bound. */
   timeColumn: "created" | "changed";
-  since: number | null;
-  until: number | null;
-  sort: { property: ProductSort; direction: "asc" | "desc" }[];
-  limit: number;
-  offset: number;
 };
 
 export function searchProducts(db: Database, search: ProductSearch): Promise<ProductRecord[]> {
-  const time = products[search.timeColumn];
   const conditions: (SQL | undefined)[] = [
     eq(products.clientId, search.clientId),
     inArray(products.status, search.statuses),
@@ -48,19 +43,13 @@ export function searchProducts(db: Database, search: ProductSearch): Promise<Pro
     search.names && inArray(products.name, search.names),
     search.codes && inArray(products.code, search.codes),
     search.prices && inArray(products.price, search.prices),
-    search.since === null ? undefined : gte(time, search.since),
-    search.until === null ? undefined : lte(time, search.until),
-  ];
-  // The product id last, so that pages of equal sort values never overlap.
-  const order = [
-    ...search.sort.map(({ property, direction }) => (direction === "asc" ? asc : desc)(PRODUCT_SORT_COLUMNS[property])),
-    asc(products.id),
+    ...withinTime(products[search.timeColumn], search),
   ];
   return db
     .select()
     .from(products)
     .where(and(...conditions))
-    .orderBy(...order)
+    .orderBy(...pageOrder(search, PRODUCT_SORT_COLUMNS, products.id))
     .limit(search.limit)
     .offset(search.offset);
 }

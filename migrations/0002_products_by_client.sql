@@ -1,1 +1,0 @@
-CREATE INDEX `products_client_idx` ON `products` (`client_id`);

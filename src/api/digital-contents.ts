@@ -1,0 +1,71 @@
+/**
+ * GET /api/2/digitalcontents: the calling client's digital contents. Server token. Criteria
+ * `userId`, `status`, `productId`, and `parentProductId` (that product and its child products);
+ * without a status filter, deleted and blocked items are left out (README "Digital contents").
+ */
+import { Hono } from "hono";
+import {
+  type DigitalContentSearch,
+  type DigitalContentSort,
+  searchDigitalContents,
+} from "../db/queries/digital-contents";
+import type { AppEnv } from "../env";
+import { describeRoute } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
+import { integerValues, type ListQuery, type ListSpec, pageOf, parseListQuery, respondPage } from "../http/list-query";
+import { requireToken } from "../middleware/auth";
+import { DIGITAL_CONTENT_FIELDS, type DigitalContentField, digitalContentView } from "./views/digital-content";
+
+/** Status filters and the statuses they select (1 active, 0 expired, -1 deleted, -2 blocked). */
+const STATUS_FILTERS: Record<string, number[] | null> = { active: [1], expired: [0], all: null, none: null };
+const NOT_EXCLUDED = [1, 0];
+
+type Criterion = "userId" | "status" | "productId" | "parentProductId";
+
+const DIGITAL_CONTENT_LIST: ListSpec<DigitalContentSort, DigitalContentField, Criterion> = {
+  sorts: ["userProductId", "productId", "userId", "status", "created", "updated"],
+  defaultSort: (filters) =>
+    filters.other.includes("updated")
+      ? [{ property: "updated", direction: "desc" }]
+      : [{ property: "userProductId", direction: "asc" }],
+  statusFilters: Object.keys(STATUS_FILTERS),
+  typeFilters: [],
+  otherFilters: ["updated"],
+  fields: DIGITAL_CONTENT_FIELDS,
+  criteria: ["userId", "status", "productId", "parentProductId"],
+};
+
+/** The statuses to show: those the filters select (any, with `all`), narrowed by `status=`. */
+function statuses(filters: string[], asked: number[] | undefined): number[] | null {
+  const selected = filters.length === 0 ? [NOT_EXCLUDED] : filters.map((f) => STATUS_FILTERS[f]!);
+  const allowed = selected.some((s) => s === null) ? null : selected.flatMap((s) => s ?? []);
+  if (asked === undefined) return allowed;
+  return allowed === null ? asked : asked.filter((status) => allowed.includes(status));
+}
+
+function digitalContentSearch(
+  clientId: string,
+  query: ListQuery<DigitalContentSort, DigitalContentField, Criterion>,
+): DigitalContentSearch {
+  const { filters, where } = query;
+  return {
+    clientId,
+    statuses: statuses(filters.status, integerValues("status", where.status)),
+    userIds: integerValues("userId", where.userId),
+    productIds: integerValues("productId", where.productId),
+    familyProductIds: integerValues("parentProductId", where.parentProductId),
+    timeColumn: filters.other.includes("updated") ? "updated" : "created",
+    ...pageOf(query),
+  };
+}
+
+export const digitalContentRoutes = new Hono<AppEnv>().get(
+  "/digitalcontents",
+  describeRoute("List digital contents", "api/digitalcontents#index"),
+  requireToken("server"),
+  async (c) => {
+    const query = parseListQuery(new URL(c.req.url), DIGITAL_CONTENT_LIST, nowInSeconds());
+    const found = await searchDigitalContents(c.get("db"), digitalContentSearch(c.get("caller").clientId, query));
+    return respondPage(c, "DigitalContents", query, found, digitalContentView);
+  },
+);
