@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { getPath } from "hono/utils/url";
 import { clientRoutes } from "./api/clients";
+import { deviceRoutes } from "./api/devices";
 import { digitalContentRoutes } from "./api/digital-contents";
 import { meRoutes } from "./api/me";
 import { productRoutes } from "./api/products";
@@ -39,6 +40,7 @@ app.route(API_BASE, clientRoutes);
 app.route(API_BASE, meRoutes);
 app.route(API_BASE, productRoutes);
 app.route(API_BASE, digitalContentRoutes);
+app.route(API_BASE, deviceRoutes);
 
 app.notFound((c) => renderError(c, notFoundError(c.req.path)));
 app.onError((err, c) => renderError(c, toApiError(err)));

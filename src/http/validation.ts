@@ -12,11 +12,17 @@ import { FORM_MEDIA_TYPE, isForm } from "./media-type";
 
 type ErrorKind = "api" | "oauth";
 
+/**
+ * `failure` is an endpoint's own text for bad input (the spec's "Invalid payload data"); the
+ * parameter at fault follows it.
+ */
 export function validate<Target extends keyof ValidationTargets, Schema extends $ZodType>(
   target: Target,
   schema: Schema,
   kind: ErrorKind = "api",
+  failure?: string,
 ) {
+  const described = (text: string) => (failure === undefined ? text : `${failure}: ${text}`);
   // zod/mini schemas have no methods, so parsing goes through the function; its result type
   // differs from classic zod's only in name.
   const validationFunction = (s: Schema, value: unknown) => z.safeParseAsync(s, value) as never;
@@ -25,14 +31,17 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
     schema,
     (result, c) => {
       if (target === "form" && !isForm(c.req.header("Content-Type"))) {
-        throw invalidRequest(kind, `The request body must be ${FORM_MEDIA_TYPE}`);
+        throw invalidRequest(kind, described(`The request body must be ${FORM_MEDIA_TYPE}`));
       }
       if (!result.success) {
         const issue = result.error.issues[0];
         const name = issue?.path.join(".") || "request";
         const input = result.data as Record<string, unknown> | undefined;
         const missing = issue?.path.length === 1 && input?.[String(issue.path[0])] === undefined;
-        throw invalidRequest(kind, `Parameter '${name}' ${missing ? "is missing" : "is invalid or repeated"}`);
+        throw invalidRequest(
+          kind,
+          described(`Parameter '${name}' ${missing ? "is missing" : "is invalid or repeated"}`),
+        );
       }
     },
     { validationFunction },

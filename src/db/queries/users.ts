@@ -30,6 +30,12 @@ export async function findUserByEmail(db: Database, email: string): Promise<User
   return row?.user;
 }
 
+/** The user's status, or undefined when there is no such user. */
+export async function findUserStatus(db: Database, userId: number): Promise<number | undefined> {
+  const row = await db.select({ status: users.status }).from(users).where(eq(users.id, userId)).get();
+  return row?.status;
+}
+
 export async function isConnected(db: Database, clientId: string, userId: number): Promise<boolean> {
   const row = await db
     .select({ userId: userClients.userId })
