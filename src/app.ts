@@ -10,6 +10,7 @@ import { getPath } from "hono/utils/url";
 import { clientRoutes } from "./api/clients";
 import { deviceRoutes } from "./api/devices";
 import { digitalContentRoutes } from "./api/digital-contents";
+import { mailRoutes } from "./api/mail";
 import { meRoutes } from "./api/me";
 import { productRoutes } from "./api/products";
 import { statusRoutes } from "./api/status";
@@ -41,6 +42,7 @@ app.route(API_BASE, meRoutes);
 app.route(API_BASE, productRoutes);
 app.route(API_BASE, digitalContentRoutes);
 app.route(API_BASE, deviceRoutes);
+app.route(API_BASE, mailRoutes);
 
 app.notFound((c) => renderError(c, notFoundError(c.req.path)));
 app.onError((err, c) => renderError(c, toApiError(err)));

@@ -1,0 +1,78 @@
+/**
+ * GET /api/2/mail: a user's mail history with its events. Server token. The user is named by
+ * `id` (uuid or userId, never the deprecated legacy id) or `email` (the address, Base64-encoded);
+ * only users connected to the calling client are shown (README "Mail").
+ */
+import { Hono } from "hono";
+import * as z from "zod/mini";
+import { findVisibleMailOwner, listMails, type MailOwner } from "../db/queries/mails";
+import { normalizeEmail } from "../db/queries/users";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { describeRoute, respond } from "../http/container";
+import { strictUtf8 } from "../http/encoding";
+import { requireToken } from "../middleware/auth";
+import { mailView } from "./views/mail";
+
+/** The most recent mails shown, each with all of its events. */
+export const MAX_MAILS = 100;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+const emailSchema = z.email();
+
+const noValidParameter = () => new ApiError(400, "invalid_request", "No valid parameter provided");
+
+/** `id` as a uuid (any case) or a userId in decimal; undefined when it is neither. */
+function ownerById(id: string): MailOwner | undefined {
+  if (UUID.test(id)) return { uuid: id.toLowerCase() };
+  if (/^[1-9]\d{0,15}$/.test(id) && Number.isSafeInteger(Number(id))) return { userId: Number(id) };
+  return undefined;
+}
+
+/** The address in `email`, Base64 in either alphabet, padded or not; null when it is no e-mail. */
+function decodeEmail(encoded: string): string | null {
+  if (encoded.length > 512 || !BASE64.test(encoded)) return null;
+  try {
+    const binary = atob(encoded.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, ""));
+    const address = strictUtf8.decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)));
+    return z.safeParse(emailSchema, address).success ? normalizeEmail(address) : null;
+  } catch {
+    return null;
+  }
+}
+
+export const mailRoutes = new Hono<AppEnv>().get(
+  "/mail",
+  describeRoute("List a user's mail", "api/mail#index"),
+  requireToken("server"),
+  async (c) => {
+    const ids = c.req.queries("id") ?? [];
+    const emails = c.req.queries("email") ?? [];
+    if (ids.length > 1 || emails.length > 1) throw noValidParameter();
+    const [id] = ids;
+    const [encodedEmail] = emails;
+    const byId = id === undefined ? undefined : ownerById(id);
+    // An id given but unreadable is never passed over for the e-mail.
+    if ((id !== undefined && byId === undefined) || (id === undefined && encodedEmail === undefined)) {
+      throw noValidParameter();
+    }
+    const owner: MailOwner = { ...byId };
+    if (encodedEmail !== undefined) {
+      const email = decodeEmail(encodedEmail);
+      if (email === null) {
+        throw new ApiError(400, "invalid_request", "Email parameter did not properly base64 decode into a valid email");
+      }
+      owner.email = email;
+    }
+    const db = c.get("db");
+    const userId = await findVisibleMailOwner(db, c.get("caller").clientId, owner);
+    const found = userId === undefined ? [] : await listMails(db, userId, MAX_MAILS);
+    return respond(c, {
+      object: "Mails",
+      type: "collection",
+      data: found.map(mailView),
+      meta: { count: found.length, offset: 0 },
+      params: { options: { limit: MAX_MAILS }, where: owner },
+    });
+  },
+);

@@ -1,0 +1,15 @@
+/** The spec's Mail object: `created` and event timestamps in Unix seconds. */
+import type { MailEventRecord, MailRecord } from "../../db/queries/mails";
+
+export function mailView({ mail, events }: { mail: MailRecord; events: MailEventRecord[] }) {
+  return {
+    template: mail.template,
+    senderName: mail.senderName,
+    senderEmail: mail.senderEmail,
+    userName: mail.userName,
+    userEmail: mail.userEmail,
+    created: mail.created,
+    token: mail.token,
+    events: events.map((e) => ({ event: e.event, timestamp: e.timestamp })),
+  };
+}

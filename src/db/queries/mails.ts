@@ -1,0 +1,60 @@
+import { and, desc, eq, inArray } from "drizzle-orm";
+import type { Database } from "../client";
+import { mailEvents, mails, userClients, userEmails, users } from "../schema";
+
+export type MailRecord = typeof mails.$inferSelect;
+export type MailEventRecord = typeof mailEvents.$inferSelect;
+
+/** Who a mail search is about: a userId, a uuid, or any e-mail address of the user. */
+export type MailOwner = { userId?: number; uuid?: string; email?: string };
+
+/**
+ * The user the owner names, if the client may see them: only users connected to the client.
+ * Every given part must name the same user.
+ */
+export async function findVisibleMailOwner(db: Database, clientId: string, owner: MailOwner) {
+  const conditions = [
+    eq(userClients.clientId, clientId),
+    owner.userId === undefined ? undefined : eq(users.id, owner.userId),
+    owner.uuid === undefined ? undefined : eq(users.uuid, owner.uuid),
+    owner.email === undefined
+      ? undefined
+      : inArray(
+          users.id,
+          db.select({ id: userEmails.userId }).from(userEmails).where(eq(userEmails.value, owner.email)),
+        ),
+  ];
+  const row = await db
+    .select({ id: users.id })
+    .from(users)
+    .innerJoin(userClients, eq(userClients.userId, users.id))
+    .where(and(...conditions))
+    .get();
+  return row?.id;
+}
+
+/** A user's most recent mails (at most `limit`) with their events, in one round trip. */
+export async function listMails(db: Database, userId: number, limit: number) {
+  const newestFirst = [desc(mails.created), desc(mails.id)];
+  const recent = db
+    .select({ id: mails.id })
+    .from(mails)
+    .where(eq(mails.userId, userId))
+    .orderBy(...newestFirst)
+    .limit(limit);
+  const [found, events] = await db.batch([
+    db
+      .select()
+      .from(mails)
+      .where(eq(mails.userId, userId))
+      .orderBy(...newestFirst)
+      .limit(limit),
+    db
+      .select()
+      .from(mailEvents)
+      .where(inArray(mailEvents.mailId, recent))
+      .orderBy(mailEvents.mailId, mailEvents.timestamp, mailEvents.id),
+  ]);
+  const eventsByMail = Map.groupBy(events, (event) => event.mailId);
+  return found.map((mail) => ({ mail, events: eventsByMail.get(mail.id) ?? [] }));
+}
