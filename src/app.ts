@@ -14,6 +14,7 @@ import { mailRoutes } from "./api/mail";
 import { meRoutes } from "./api/me";
 import { productRoutes } from "./api/products";
 import { statusRoutes } from "./api/status";
+import { userRoutes } from "./api/user";
 import { versionRoutes } from "./api/version";
 import type { AppEnv } from "./env";
 import { ApiError, toApiError } from "./errors";
@@ -43,6 +44,7 @@ app.route(API_BASE, productRoutes);
 app.route(API_BASE, digitalContentRoutes);
 app.route(API_BASE, deviceRoutes);
 app.route(API_BASE, mailRoutes);
+app.route(API_BASE, userRoutes);
 
 app.notFound((c) => renderError(c, notFoundError(c.req.path)));
 app.onError((err, c) => renderError(c, toApiError(err)));

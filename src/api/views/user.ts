@@ -56,3 +56,29 @@ function addressView(a: UserProfile["addresses"][number]) {
     country: a.country,
   };
 }
+
+/**
+ * Spec "User", rule 2: what a client sees of a user who is not connected to it (but is to
+ * another client of its merchant).
+ */
+export const LIMITED_USER_FIELDS = [
+  "id",
+  "userId",
+  "uuid",
+  "status",
+  "displayName",
+  "name",
+  "gender",
+  "preferredUsername",
+  "utcOffset",
+  "published",
+  "updated",
+  "lastLoggedIn",
+  "locale",
+  "tracking",
+] as const satisfies readonly (keyof ReturnType<typeof userView>)[];
+
+export function limitedUserView(profile: UserProfile) {
+  const full = userView(profile);
+  return Object.fromEntries(LIMITED_USER_FIELDS.map((field) => [field, full[field]]));
+}

@@ -36,6 +36,20 @@ export async function findUserStatus(db: Database, userId: number): Promise<numb
   return row?.status;
 }
 
+export async function findUserIdByUuid(db: Database, uuid: string): Promise<number | undefined> {
+  const row = await db.select({ id: users.id }).from(users).where(eq(users.uuid, uuid)).get();
+  return row?.id;
+}
+
+/** The clients of one merchant that a user is connected to. */
+export async function findUserConnections(db: Database, userId: number, merchantId: number): Promise<string[]> {
+  const rows = await db
+    .select({ clientId: userClients.clientId })
+    .from(userClients)
+    .where(and(eq(userClients.merchantId, merchantId), eq(userClients.userId, userId)));
+  return rows.map((row) => row.clientId);
+}
+
 export async function isConnected(db: Database, clientId: string, userId: number): Promise<boolean> {
   const row = await db
     .select({ userId: userClients.userId })
