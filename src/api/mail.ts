@@ -11,23 +11,16 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { strictUtf8 } from "../http/encoding";
+import { parseUserKey } from "../http/user-key";
 import { requireToken } from "../middleware/auth";
 import { mailView } from "./views/mail";
 
 /** The most recent mails shown, each with all of its events. */
 export const MAX_MAILS = 100;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 const emailSchema = z.email();
 
 const noValidParameter = () => new ApiError(400, "invalid_request", "No valid parameter provided");
-
-/** `id` as a uuid (any case) or a userId in decimal; undefined when it is neither. */
-function ownerById(id: string): MailOwner | undefined {
-  if (UUID.test(id)) return { uuid: id.toLowerCase() };
-  if (/^[1-9]\d{0,15}$/.test(id) && Number.isSafeInteger(Number(id))) return { userId: Number(id) };
-  return undefined;
-}
 
 /** The address in `email`, Base64 in either alphabet, padded or not; null when it is no e-mail. */
 function decodeEmail(encoded: string): string | null {
@@ -51,7 +44,7 @@ export const mailRoutes = new Hono<AppEnv>().get(
     if (ids.length > 1 || emails.length > 1) throw noValidParameter();
     const [id] = ids;
     const [encodedEmail] = emails;
-    const byId = id === undefined ? undefined : ownerById(id);
+    const byId = id === undefined ? undefined : parseUserKey(id);
     // An id given but unreadable is never passed over for the e-mail.
     if ((id !== undefined && byId === undefined) || (id === undefined && encodedEmail === undefined)) {
       throw noValidParameter();

@@ -8,11 +8,9 @@ import { findUserConnections, findUserIdByUuid, findUserProfile } from "../db/qu
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
+import { parseUserKey } from "../http/user-key";
 import { requireToken } from "../middleware/auth";
 import { limitedUserView, userView } from "./views/user";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const USER_ID = /^[1-9]\d{0,15}$/;
 
 const notFound = () => new ApiError(404, "invalid_request", "User not found");
 
@@ -21,14 +19,10 @@ export const userRoutes = new Hono<AppEnv>().get(
   describeRoute("Get a user", "api/user#show"),
   requireToken("server"),
   async (c) => {
-    const key = c.req.param("userId");
+    const key = parseUserKey(c.req.param("userId"));
     const db = c.get("db");
-    const userId = USER_ID.test(key)
-      ? Number(key)
-      : UUID.test(key)
-        ? await findUserIdByUuid(db, key.toLowerCase())
-        : undefined;
-    if (userId === undefined || !Number.isSafeInteger(userId)) throw notFound();
+    const userId = key === undefined ? undefined : "userId" in key ? key.userId : await findUserIdByUuid(db, key.uuid);
+    if (userId === undefined) throw notFound();
     const caller = c.get("caller");
     const [clientIds, profile] = await Promise.all([
       findUserConnections(db, userId, caller.merchantId),
