@@ -121,6 +121,13 @@ describe("GET /api/2/digitalcontents", () => {
     ]);
   });
 
+  it("stays within D1's bound parameters with 40 parent products, each bound twice", async () => {
+    const parents = Array.from({ length: 40 }, (_, i) => base + 50 + i).join(",");
+    const { res, body } = await list(`?parentProductId=${parents}&filters=active,expired&since=0&until=now`);
+    expect(res.status).toBe(200);
+    expect(ids(body)).toEqual([1, 2, 5]);
+  });
+
   it("answers an empty list, not an error, when nothing matches", async () => {
     const { res, body } = await list("?userId=1");
     expect(res.status).toBe(200);

@@ -183,6 +183,14 @@ describe("GET /api/2/products", () => {
     await expectInvalid("?productId=abc", "productId");
   });
 
+  it("takes at most 40 criterion values a request, so no query outgrows D1's bound parameters", async () => {
+    const values = (n: number, from = 1) => Array.from({ length: n }, (_, i) => from + i).join(",");
+    expect((await list(`?productId=${values(40, base + 1)}`)).res.status).toBe(200);
+    await expectInvalid(`?productId=${values(41)}`, "productId");
+    await expectInvalid(`?productId=${values(30)}&price=${values(11)}`, "price");
+    await expectInvalid(`?productId=${values(100)}`, "productId");
+  });
+
   it("answers 404 No products found when nothing matches", async () => {
     const { res, body } = await list("?name=Nothing");
     expect(res.status).toBe(404);

@@ -17,7 +17,13 @@ export const MAX_RESULTS = 1000;
 export const DEFAULT_LIMIT = 100;
 /** Longest value a list parameter takes, and most values one multi-valued parameter takes. */
 const MAX_VALUE_LENGTH = 255;
-const MAX_VALUES = 100;
+const MAX_VALUES = 40;
+/**
+ * Most values all criteria of one request take together. Each becomes a bound parameter, a value
+ * may be bound twice (a product and its children), and D1 allows 100 per statement, a dozen of
+ * which the endpoint's own conditions and the page take.
+ */
+const MAX_CRITERIA_VALUES = 40;
 const MAX_TIME_EXPRESSION_LENGTH = 64;
 /** Parameters every endpoint takes that are not list parameters. */
 const TRANSPORT_PARAMETERS = new Set(["oauth_token", "callback"]);
@@ -180,9 +186,13 @@ export function parseListQuery<Sort extends string, Field extends string, Criter
 
   const sort = sortTerms(spec, values.get("sort"), bracketed);
   const where: Partial<Record<Criterion, string[]>> = {};
+  let criteriaValues = 0;
   for (const criterion of spec.criteria) {
     const raw = values.get(criterion);
-    if (raw !== undefined) where[criterion] = multiple(criterion, raw);
+    if (raw === undefined) continue;
+    where[criterion] = multiple(criterion, raw);
+    criteriaValues += where[criterion].length;
+    if (criteriaValues > MAX_CRITERIA_VALUES) throw invalid(criterion);
   }
 
   return {
