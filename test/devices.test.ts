@@ -40,10 +40,11 @@ describe("POST /api/2/devices", () => {
     expect((await register({ ...device, platform: "iPad" }, token)).body.data.hash).toBe(first);
     expect((await register({ ...device, platform: "Android" }, token)).body.data.hash).not.toBe(first);
     expect((await register({ ...device, applicationName: "Other App" }, token)).body.data.hash).not.toBe(first);
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM device_fingerprints WHERE user_id = ?")
+    const rows = await env.DB.prepare("SELECT platform FROM device_fingerprints WHERE user_id = ? ORDER BY id")
       .bind(9302)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(3);
+      .all<{ platform: string }>();
+    // iPhone, then the same fingerprint as iPad (recorded as such), then the Android and other-app ones.
+    expect(rows.results.map((row) => row.platform)).toEqual(["iPad", "Android", "iPhone"]);
   });
 
   it.each([

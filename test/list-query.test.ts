@@ -26,10 +26,17 @@ describe("since and until read times as PHP's strtotime does, in UTC", () => {
     expect(parseTime(text, NOW)).toBe(seconds);
   });
 
-  it.each(["garbage", "", "99999999999999", "x".repeat(65), "1969-12-31", "10000-01-01", "2023-02-30", "2024-1-5"])(
-    "refuses %j",
-    (text) => {
-      expect(parseTime(text, NOW)).toBeNull();
-    },
-  );
+  it.each([
+    "garbage",
+    "",
+    "99999999999999",
+    "x".repeat(65),
+    "1969-12-31",
+    "10000-01-01",
+    "2023-02-30",
+    "2024-1-5",
+    "99999999999999999999",
+  ])("refuses %j", (text) => {
+    expect(parseTime(text, NOW)).toBeNull();
+  });
 });

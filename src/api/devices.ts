@@ -18,7 +18,7 @@ import { type DeviceRequest, deviceRequestSchema } from "../schemas/devices";
 
 const UNIFIED_PLATFORMS: Record<DeviceRequest["platform"], string> = { iPad: "ios", iPhone: "ios", Android: "android" };
 
-export async function deviceHash(device: DeviceRequest): Promise<string> {
+async function deviceHash(device: DeviceRequest): Promise<string> {
   const input = JSON.stringify([device.deviceId, UNIFIED_PLATFORMS[device.platform], device.applicationName]);
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(input));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");

@@ -24,10 +24,10 @@ type Criterion = "userId" | "status" | "productId" | "parentProductId";
 
 const DIGITAL_CONTENT_LIST: ListSpec<DigitalContentSort, DigitalContentField, Criterion> = {
   sorts: ["userProductId", "productId", "userId", "status", "created", "updated"],
-  defaultSort: (filters) =>
+  defaultSort: ({ filters, bounded }) =>
     filters.other.includes("updated")
       ? [{ property: "updated", direction: "desc" }]
-      : [{ property: "userProductId", direction: "asc" }],
+      : [{ property: bounded ? "created" : "userProductId", direction: "asc" }],
   statusFilters: Object.keys(STATUS_FILTERS),
   typeFilters: [],
   otherFilters: ["updated"],

@@ -23,7 +23,9 @@ const emailSchema = z.email();
 const noValidParameter = () => new ApiError(400, "invalid_request", "No valid parameter provided");
 
 /** The address in `email`, Base64 in either alphabet, padded or not; null when it is no e-mail. */
-function decodeEmail(encoded: string): string | null {
+function decodeEmail(sent: string): string | null {
+  // A `+` sent unescaped in a query string arrives as a space.
+  const encoded = sent.replace(/ /g, "+");
   if (encoded.length > 512 || !BASE64.test(encoded)) return null;
   try {
     const binary = atob(encoded.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, ""));

@@ -29,10 +29,10 @@ type Criterion = "productId" | "name" | "code" | "price" | "parentProductId";
 
 const PRODUCT_LIST: ListSpec<ProductSort, ProductField, Criterion> = {
   sorts: ["productId", "name", "code", "price", "created", "changed", "status", "type"],
-  defaultSort: (filters) =>
+  defaultSort: ({ filters, bounded }) =>
     filters.other.includes("updated")
       ? [{ property: "changed", direction: "desc" }]
-      : [{ property: "productId", direction: "asc" }],
+      : [{ property: bounded ? "created" : "productId", direction: "asc" }],
   statusFilters: Object.keys(STATUS_FILTERS),
   typeFilters: Object.keys(TYPE_FILTERS),
   otherFilters: ["updated"],

@@ -34,11 +34,14 @@ export type SortTerm<Sort extends string> = { property: Sort; direction: SortDir
 /** What an endpoint accepts. Filters are grouped: status filters OR-ed, type filters OR-ed, the groups AND-ed. */
 export type ListSpec<Sort extends string, Field extends string, Criterion extends string> = {
   sorts: readonly Sort[];
-  /** The order when none is asked for, which may depend on the filters (`updated`: newest first). */
-  defaultSort: (filters: ListFilters) => SortTerm<Sort>[];
+  /**
+   * The order when none is asked for: it may depend on the filters (`updated`: newest first) and
+   * on whether `since` or `until` bound a time (then by that time, which its index delivers).
+   */
+  defaultSort: (query: { filters: ListFilters; bounded: boolean }) => SortTerm<Sort>[];
   statusFilters: readonly string[];
   typeFilters: readonly string[];
-  /** Filters that are neither (`updated`, `merchant`, `all`). */
+  /** Filters that are neither (`updated`, `merchant`). */
   otherFilters: readonly string[];
   fields: readonly Field[];
   /** Query parameters that select by a property, each with one or several values. */
@@ -66,20 +69,27 @@ function invalid(name: string, accepted?: readonly string[]): ApiError {
 
 /**
  * The query's parameters by name: `key=v`, `key=v1,v2` and `key[]=v1&key[]=v2` all give a list of
- * values; `sort[prop]=asc` is kept apart as an ordered list of sort terms.
+ * values. Sort terms are kept apart, in the order given, whether as `sort[prop]=asc|desc` or as
+ * `sort=prop,-prop` (also `sort[]=`): each a property and a direction as sent.
  */
 function collect(url: URL): { values: Map<string, string[]>; sortTerms: [string, string][] } {
   const values = new Map<string, string[]>();
   const sortTerms: [string, string][] = [];
   for (const [rawKey, value] of url.searchParams) {
     if (TRANSPORT_PARAMETERS.has(rawKey)) continue;
-    const sortKey = /^sort\[([^\]]*)\]$/.exec(rawKey);
-    if (sortKey) {
-      sortTerms.push([sortKey[1]!, value]);
-      continue;
-    }
     const key = rawKey.endsWith("[]") ? rawKey.slice(0, -2) : rawKey;
-    values.set(key, [...(values.get(key) ?? []), value]);
+    const bracketed = /^sort\[([^\]]+)\]$/.exec(rawKey)?.[1];
+    if (bracketed !== undefined) {
+      sortTerms.push([bracketed, value]);
+    } else if (key === "sort") {
+      for (const term of multiple("sort", [value])) {
+        sortTerms.push(term.startsWith("-") ? [term.slice(1), "desc"] : [term.replace(/^\+/, ""), "asc"]);
+      }
+    } else {
+      const list = values.get(key);
+      if (list) list.push(value);
+      else values.set(key, [value]);
+    }
   }
   return { values, sortTerms };
 }
@@ -99,11 +109,11 @@ function single(name: string, raw: string[] | undefined): string | undefined {
   return raw[0]!.trim();
 }
 
-function count(name: string, raw: string[] | undefined, fallback: number, max: number): number {
+function count(name: string, raw: string[] | undefined, fallback: number, range: { min: number; max: number }) {
   const text = single(name, raw);
   if (text === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(text)) throw invalid(name);
-  return Math.min(Number(text), max);
+  if (!/^\d{1,9}$/.test(text) || Number(text) < range.min) throw invalid(name);
+  return Math.min(Number(text), range.max);
 }
 
 /**
@@ -113,7 +123,7 @@ function count(name: string, raw: string[] | undefined, fallback: number, max: n
  */
 export function parseTime(text: string, now: number): number | null {
   let seconds: number | false | null;
-  if (/^\d{1,12}$/.test(text)) seconds = Number(text);
+  if (/^\d+$/.test(text)) seconds = text.length <= 12 ? Number(text) : null;
   // Dates are read here, not by strtotime, which moves impossible ones to other days.
   else if (/^\d+-/.test(text)) seconds = parseDatetime(text, { dateAlone: true });
   else if (text === "" || text.length > MAX_TIME_EXPRESSION_LENGTH) seconds = null;
@@ -131,26 +141,15 @@ function time(name: string, raw: string[] | undefined, now: number): number | nu
   return seconds;
 }
 
-function sortTerms<Sort extends string>(
-  spec: { sorts: readonly Sort[] },
-  plain: string[] | undefined,
-  bracketed: [string, string][],
-): SortTerm<Sort>[] {
-  const terms: [string, SortDirection][] = [
-    ...(plain === undefined ? [] : multiple("sort", plain)).map((term): [string, SortDirection] =>
-      term.startsWith("-") ? [term.slice(1), "desc"] : [term.replace(/^\+/, ""), "asc"],
-    ),
-    ...bracketed.map(([property, direction]): [string, SortDirection] => {
-      const lower = direction.trim().toLowerCase();
-      if (lower !== "asc" && lower !== "desc") throw invalid(`sort[${property}]`, ["asc", "desc"]);
-      return [property, lower];
-    }),
-  ];
+function sortTerms<Sort extends string>(spec: { sorts: readonly Sort[] }, terms: [string, string][]): SortTerm<Sort>[] {
+  if (terms.length > MAX_VALUES) throw invalid("sort");
   const seen = new Set<string>();
   return terms.map(([property, direction]) => {
     if (!(spec.sorts as readonly string[]).includes(property) || seen.has(property)) throw invalid("sort", spec.sorts);
     seen.add(property);
-    return { property: property as Sort, direction };
+    const lower = direction.trim().toLowerCase();
+    if (lower !== "asc" && lower !== "desc") throw invalid(`sort[${property}]`, ["asc", "desc"]);
+    return { property: property as Sort, direction: lower };
   });
 }
 
@@ -160,7 +159,7 @@ export function parseListQuery<Sort extends string, Field extends string, Criter
   spec: ListSpec<Sort, Field, Criterion>,
   now: number,
 ): ListQuery<Sort, Field, Criterion> {
-  const { values, sortTerms: bracketed } = collect(url);
+  const { values, sortTerms: requestedSort } = collect(url);
   const known = new Set<string>(["limit", "offset", "since", "until", "sort", "fields", "filters", ...spec.criteria]);
   if ([...values.keys()].some((name) => !known.has(name))) {
     throw new ApiError(400, "invalid_request", `Unknown parameter; this endpoint accepts ${[...known].join(", ")}`);
@@ -184,7 +183,7 @@ export function parseListQuery<Sort extends string, Field extends string, Criter
   if (fields?.some((field) => !(spec.fields as readonly string[]).includes(field)))
     throw invalid("fields", spec.fields);
 
-  const sort = sortTerms(spec, values.get("sort"), bracketed);
+  const sort = sortTerms(spec, requestedSort);
   const where: Partial<Record<Criterion, string[]>> = {};
   let criteriaValues = 0;
   for (const criterion of spec.criteria) {
@@ -195,12 +194,14 @@ export function parseListQuery<Sort extends string, Field extends string, Criter
     if (criteriaValues > MAX_CRITERIA_VALUES) throw invalid(criterion);
   }
 
+  const since = time("since", values.get("since"), now);
+  const until = time("until", values.get("until"), now);
   return {
-    limit: count("limit", values.get("limit"), DEFAULT_LIMIT, MAX_RESULTS),
-    offset: count("offset", values.get("offset"), 0, MAX_RESULTS),
-    since: time("since", values.get("since"), now),
-    until: time("until", values.get("until"), now),
-    sort: sort.length > 0 ? sort : spec.defaultSort(filters),
+    limit: count("limit", values.get("limit"), DEFAULT_LIMIT, { min: 1, max: MAX_RESULTS }),
+    offset: offset(values.get("offset")),
+    since,
+    until,
+    sort: sort.length > 0 ? sort : spec.defaultSort({ filters, bounded: since !== null || until !== null }),
     fields: fields as Field[] | null,
     filters,
     where,
@@ -212,6 +213,13 @@ export function integerValues(name: string, values: string[] | undefined): numbe
   if (values === undefined) return undefined;
   if (values.some((value) => !/^-?\d{1,15}$/.test(value))) throw invalid(name);
   return values.map(Number);
+}
+
+/** Results to skip: 0 to 999, as no page reaches past the 1000th result. */
+function offset(raw: string[] | undefined): number {
+  const skipped = count("offset", raw, 0, { min: 0, max: MAX_RESULTS });
+  if (skipped >= MAX_RESULTS) throw invalid("offset");
+  return skipped;
 }
 
 /** The page a query asks for; it never reaches past the 1000th result. */

@@ -1,8 +1,7 @@
 /** The spec's Digital content object: every integer as a string, datetimes as `YYYY-MM-DD HH:MM:SS`. */
 import type { DigitalContentRecord } from "../../db/queries/digital-contents";
 import { formatDatetime } from "../../http/datetime";
-
-const text = (value: number | null) => (value === null ? null : String(value));
+import { integerText as text } from "./integer-text";
 
 export function digitalContentView(d: DigitalContentRecord) {
   return {

@@ -3,12 +3,10 @@
  * flags as strings; prices and periods in seconds as numbers; datetimes as `YYYY-MM-DD HH:MM:SS`,
  * null where a product has none (a sale with no start, say).
  */
-import type { products } from "../../db/schema";
+import type { ProductRecord } from "../../db/queries/products";
 import { formatDatetime } from "../../http/datetime";
+import { integerText as text } from "./integer-text";
 
-type ProductRecord = typeof products.$inferSelect;
-
-const text = (value: number | null) => (value === null ? null : String(value));
 const datetime = (seconds: number | null) => (seconds === null ? null : formatDatetime(seconds));
 const flag = (value: boolean) => (value ? "1" : "0");
 
@@ -52,8 +50,7 @@ export function productView(p: ProductRecord) {
   };
 }
 
-export type ProductView = ReturnType<typeof productView>;
-export type ProductField = keyof ProductView;
+export type ProductField = keyof ReturnType<typeof productView>;
 
 /** Every property of the Product object, for `fields=` (a test holds it to the view's keys). */
 export const PRODUCT_FIELDS = [

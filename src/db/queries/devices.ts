@@ -4,7 +4,7 @@ import { deviceFingerprints } from "../schema";
 
 export type DeviceFingerprint = typeof deviceFingerprints.$inferInsert;
 
-/** Stores a user's device fingerprint once; storing it again records the latest client and version. */
+/** Stores a user's device fingerprint once; storing it again records the latest client, platform and version. */
 export function saveDeviceFingerprint(db: Database, fingerprint: DeviceFingerprint) {
   return db
     .insert(deviceFingerprints)
@@ -13,6 +13,7 @@ export function saveDeviceFingerprint(db: Database, fingerprint: DeviceFingerpri
       target: [deviceFingerprints.userId, deviceFingerprints.hash],
       set: {
         clientId: sql`excluded.client_id`,
+        platform: sql`excluded.platform`,
         applicationVersion: sql`excluded.application_version`,
       },
     });
