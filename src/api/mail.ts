@@ -10,7 +10,7 @@ import { normalizeEmail } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
-import { strictUtf8 } from "../http/encoding";
+import { decodeBase64Utf8 } from "../http/encoding";
 import { parseUserKey } from "../http/user-key";
 import { requireToken } from "../middleware/auth";
 import { mailView } from "./views/mail";
@@ -28,8 +28,7 @@ function decodeEmail(sent: string): string | null {
   const encoded = sent.replace(/ /g, "+");
   if (encoded.length > 512 || !BASE64.test(encoded)) return null;
   try {
-    const binary = atob(encoded.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, ""));
-    const address = strictUtf8.decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)));
+    const address = decodeBase64Utf8(encoded.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, ""));
     return z.safeParse(emailSchema, address).success ? normalizeEmail(address) : null;
   } catch {
     return null;

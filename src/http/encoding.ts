@@ -8,6 +8,11 @@ import { FORM_MEDIA_TYPE, isForm } from "./media-type";
 /** Throws on invalid UTF-8 instead of substituting U+FFFD. */
 export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+/** The UTF-8 text that Base64 (standard alphabet) encodes; throws when it is not Base64 of UTF-8. */
+export function decodeBase64Utf8(base64: string): string {
+  return strictUtf8.decode(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)));
+}
+
 /** Returns the request itself, or a copy whose query and form body are valid UTF-8. */
 export async function normalizeRequestEncoding(request: Request): Promise<Request> {
   const form = isForm(request.headers.get("Content-Type"));

@@ -16,7 +16,7 @@ import type { Database } from "../db/client";
 import { findClient, type ClientRecord } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
-import { strictUtf8 } from "../http/encoding";
+import { decodeBase64Utf8 } from "../http/encoding";
 import { clientIp, ipAllowed } from "../http/ip";
 import { verifySecret } from "../security/data-protection";
 
@@ -81,7 +81,7 @@ function presentedCredentials(authorization: string | undefined, body: BodyCrede
 function decodeBasic(encoded: string): [string, string] {
   let decoded: string;
   try {
-    decoded = strictUtf8.decode(Uint8Array.from(atob(encoded), (ch) => ch.charCodeAt(0)));
+    decoded = decodeBase64Utf8(encoded);
   } catch {
     throw clientAuthFailed("basic", "Malformed HTTP Basic credentials");
   }
