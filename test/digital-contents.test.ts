@@ -104,6 +104,12 @@ describe("GET /api/2/digitalcontents", () => {
     expect(ids((await list(`?parentProductId=${base + 51}`)).body)).toEqual([2, 5]);
   });
 
+  it("finds a product's children through the products, whatever the item itself records", async () => {
+    // The demo item 9001 is for product 502, whose parent is 501; the item names no parent.
+    const { body } = await list("?parentProductId=501&filters=all", await serverToken(webClient));
+    expect(body.data.map((d: { userProductId: string }) => d.userProductId)).toEqual(["9001"]);
+  });
+
   it("bounds created, or with updated the last update, by since and until", async () => {
     expect(ids((await list("?since=-20 days")).body)).toEqual([1, 5]);
     expect(ids((await list("?until=-25 days")).body)).toEqual([2]);

@@ -1,7 +1,7 @@
 import { and, eq, inArray, type SQL } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
-import { digitalContents } from "../schema";
+import { digitalContents, products } from "../schema";
 import { indexedIf, type Page, pageOrder, withinTime } from "./page";
 
 export type DigitalContentRecord = typeof digitalContents.$inferSelect;
@@ -33,7 +33,8 @@ export function searchDigitalContents(db: Database, search: DigitalContentSearch
   const { userIds, productIds, familyProductIds: family } = search;
   const narrowed = [userIds, productIds, family].some((values) => values !== undefined);
   const ofClient = eq(digitalContents.clientId, search.clientId);
-  // A product's family as two index lookups; an OR of the two columns would use neither index.
+  // A product's family (the product and the client's products whose parent it is) as two index
+  // lookups joined with UNION ALL: an OR across them would use no index.
   const inFamily =
     family &&
     inArray(
@@ -46,7 +47,18 @@ export function searchDigitalContents(db: Database, search: DigitalContentSearch
         db
           .select({ id: digitalContents.id })
           .from(digitalContents)
-          .where(and(ofClient, inArray(digitalContents.parentProductId, family))),
+          .where(
+            and(
+              ofClient,
+              inArray(
+                digitalContents.productId,
+                db
+                  .select({ id: products.id })
+                  .from(products)
+                  .where(and(eq(products.clientId, search.clientId), inArray(products.parentProductId, family))),
+              ),
+            ),
+          ),
       ),
     );
   const conditions: (SQL | undefined)[] = [
