@@ -4,7 +4,7 @@
  * in the spec's limited view; anyone else, as an unknown user, is a 404 (README "User by id").
  */
 import { Hono } from "hono";
-import { findUserConnections, findUserIdByUuid, findUserProfile } from "../db/queries/users";
+import { findUserIdByUuid, findUserProfile } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
@@ -24,12 +24,10 @@ export const userRoutes = new Hono<AppEnv>().get(
     const userId = key === undefined ? undefined : "userId" in key ? key.userId : await findUserIdByUuid(db, key.uuid);
     if (userId === undefined) throw notFound();
     const caller = c.get("caller");
-    const [clientIds, profile] = await Promise.all([
-      findUserConnections(db, userId, caller.merchantId),
-      findUserProfile(db, userId),
-    ]);
-    if (!profile || clientIds.length === 0) throw notFound();
-    const connected = clientIds.includes(caller.clientId);
+    const profile = await findUserProfile(db, userId);
+    const ofMerchant = profile?.connections.filter((connection) => connection.merchantId === caller.merchantId) ?? [];
+    if (!profile || ofMerchant.length === 0) throw notFound();
+    const connected = ofMerchant.some((connection) => connection.clientId === caller.clientId);
     return respond(c, { object: "User", data: connected ? userView(profile) : limitedUserView(profile) });
   },
 );

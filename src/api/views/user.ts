@@ -7,7 +7,7 @@ import type { UserProfile } from "../../db/queries/users";
 import { CURRENT_LOCATION } from "../../db/schema";
 import { datetimeOrFalse, formatDatetime } from "../../http/datetime";
 
-export function userView({ user, emails, phoneNumbers, addresses, accounts, merchantIds }: UserProfile) {
+export function userView({ user, emails, phoneNumbers, addresses, accounts, connections }: UserProfile) {
   const deleted = user.status === -3;
   const named = addresses.filter((a) => a.type !== CURRENT_LOCATION);
   return {
@@ -39,7 +39,7 @@ export function userView({ user, emails, phoneNumbers, addresses, accounts, merc
     migrated: datetimeOrFalse(user.migrated),
     addresses: named.length === 0 ? [] : Object.fromEntries(named.map((a) => [a.type, addressView(a)])),
     accounts: accounts.map((a) => ({ domain: a.domain, userId: a.accountUserId, username: a.username })),
-    merchants: merchantIds,
+    merchants: [...new Set(connections.map((c) => c.merchantId))],
     currentLocation: addresses.filter((a) => a.type === CURRENT_LOCATION).map(addressView),
     tracking: user.tracking,
   };

@@ -11,7 +11,8 @@ export type UserProfile = {
   phoneNumbers: (typeof userPhoneNumbers.$inferSelect)[];
   addresses: (typeof userAddresses.$inferSelect)[];
   accounts: (typeof userAccounts.$inferSelect)[];
-  merchantIds: number[];
+  /** The clients the user is connected to, with their merchants. */
+  connections: { clientId: string; merchantId: number }[];
 };
 
 /** E-mail addresses are stored and compared trimmed and lower-cased. */
@@ -41,15 +42,6 @@ export async function findUserIdByUuid(db: Database, uuid: string): Promise<numb
   return row?.id;
 }
 
-/** The clients of one merchant that a user is connected to. */
-export async function findUserConnections(db: Database, userId: number, merchantId: number): Promise<string[]> {
-  const rows = await db
-    .select({ clientId: userClients.clientId })
-    .from(userClients)
-    .where(and(eq(userClients.merchantId, merchantId), eq(userClients.userId, userId)));
-  return rows.map((row) => row.clientId);
-}
-
 export async function isConnected(db: Database, clientId: string, userId: number): Promise<boolean> {
   const row = await db
     .select({ userId: userClients.userId })
@@ -70,19 +62,19 @@ export function recordPasswordSignIn(db: Database, userId: number, now: number) 
 
 /** One round trip for the user and all of their parts. */
 export async function findUserProfile(db: Database, userId: number): Promise<UserProfile | undefined> {
-  const [found, emails, phoneNumbers, addresses, accounts, merchants] = await db.batch([
+  const [found, emails, phoneNumbers, addresses, accounts, connections] = await db.batch([
     db.select().from(users).where(eq(users.id, userId)),
     db.select().from(userEmails).where(eq(userEmails.userId, userId)).orderBy(userEmails.id),
     db.select().from(userPhoneNumbers).where(eq(userPhoneNumbers.userId, userId)).orderBy(userPhoneNumbers.id),
     db.select().from(userAddresses).where(eq(userAddresses.userId, userId)).orderBy(userAddresses.id),
     db.select().from(userAccounts).where(eq(userAccounts.userId, userId)).orderBy(userAccounts.id),
     db
-      .selectDistinct({ merchantId: userClients.merchantId })
+      .select({ clientId: userClients.clientId, merchantId: userClients.merchantId })
       .from(userClients)
       .where(eq(userClients.userId, userId))
-      .orderBy(userClients.merchantId),
+      .orderBy(userClients.merchantId, userClients.clientId),
   ]);
   const user = found[0];
   if (!user) return undefined;
-  return { user, emails, phoneNumbers, addresses, accounts, merchantIds: merchants.map((m) => m.merchantId) };
+  return { user, emails, phoneNumbers, addresses, accounts, connections };
 }
