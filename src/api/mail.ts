@@ -16,7 +16,7 @@ import { requireToken } from "../middleware/auth";
 import { mailView } from "./views/mail";
 
 /** The most recent mails shown, each with all of its events. */
-export const MAX_MAILS = 100;
+const MAX_MAILS = 100;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 const emailSchema = z.email();
 

@@ -6,7 +6,7 @@
 import { FORM_MEDIA_TYPE, isForm } from "./media-type";
 
 /** Throws on invalid UTF-8 instead of substituting U+FFFD. */
-export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The UTF-8 text that Base64 (standard alphabet) encodes; throws when it is not Base64 of UTF-8. */
 export function decodeBase64Utf8(base64: string): string {

@@ -13,8 +13,8 @@ import { respond } from "./container";
 import { LAST_SECOND, parseDatetime } from "./datetime";
 
 /** Spec "Limits": at most 1000 per page, and at most the first 1000 results of a set at all. */
-export const MAX_RESULTS = 1000;
-export const DEFAULT_LIMIT = 100;
+const MAX_RESULTS = 1000;
+const DEFAULT_LIMIT = 100;
 /** Longest value a list parameter takes, and most values one multi-valued parameter takes. */
 const MAX_VALUE_LENGTH = 255;
 const MAX_VALUES = 40;

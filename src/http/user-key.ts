@@ -2,7 +2,7 @@
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const USER_ID = /^[1-9]\d{0,15}$/;
 
-export type UserKey = { userId: number } | { uuid: string };
+type UserKey = { userId: number } | { uuid: string };
 
 /** The user the text names, or undefined when it is neither form (the legacy id is neither). */
 export function parseUserKey(text: string): UserKey | undefined {

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { deviceFingerprints } from "../schema";
 
-export type DeviceFingerprint = typeof deviceFingerprints.$inferInsert;
+type DeviceFingerprint = typeof deviceFingerprints.$inferInsert;
 
 /** Stores a user's device fingerprint once; storing it again records the latest client, platform and version. */
 export function saveDeviceFingerprint(db: Database, fingerprint: DeviceFingerprint) {

@@ -1,4 +1,4 @@
-import { and, eq, inArray, type SQL } from "drizzle-orm";
+import { and, eq, inArray, type SQL, type SQLWrapper } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { digitalContents, products } from "../schema";
@@ -6,7 +6,7 @@ import { indexedIf, type Page, pageOrder, withinTime } from "./page";
 
 export type DigitalContentRecord = typeof digitalContents.$inferSelect;
 
-export const DIGITAL_CONTENT_SORT_COLUMNS = {
+const DIGITAL_CONTENT_SORT_COLUMNS = {
   userProductId: digitalContents.id,
   productId: digitalContents.productId,
   userId: digitalContents.userId,
@@ -35,32 +35,17 @@ export function searchDigitalContents(db: Database, search: DigitalContentSearch
   const ofClient = eq(digitalContents.clientId, search.clientId);
   // A product's family (the product and the client's products whose parent it is) as two index
   // lookups joined with UNION ALL: an OR across them would use no index.
-  const inFamily =
-    family &&
-    inArray(
-      digitalContents.id,
-      unionAll(
-        db
-          .select({ id: digitalContents.id })
-          .from(digitalContents)
-          .where(and(ofClient, inArray(digitalContents.productId, family))),
-        db
-          .select({ id: digitalContents.id })
-          .from(digitalContents)
-          .where(
-            and(
-              ofClient,
-              inArray(
-                digitalContents.productId,
-                db
-                  .select({ id: products.id })
-                  .from(products)
-                  .where(and(eq(products.clientId, search.clientId), inArray(products.parentProductId, family))),
-              ),
-            ),
-          ),
-      ),
-    );
+  const itemsOf = (productIds: number[] | SQLWrapper) =>
+    db
+      .select({ id: digitalContents.id })
+      .from(digitalContents)
+      .where(and(ofClient, inArray(digitalContents.productId, productIds)));
+  const children = (parents: number[]) =>
+    db
+      .select({ id: products.id })
+      .from(products)
+      .where(and(eq(products.clientId, search.clientId), inArray(products.parentProductId, parents)));
+  const inFamily = family && inArray(digitalContents.id, unionAll(itemsOf(family), itemsOf(children(family))));
   const conditions: (SQL | undefined)[] = [
     ofClient,
     // Most of a client's items share a status: a criterion narrows far better, so it picks the index.

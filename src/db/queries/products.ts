@@ -5,7 +5,7 @@ import { indexedIf, type Page, pageOrder, withinTime } from "./page";
 
 export type ProductRecord = typeof products.$inferSelect;
 
-export const PRODUCT_SORT_COLUMNS = {
+const PRODUCT_SORT_COLUMNS = {
   productId: products.id,
   name: products.name,
   code: products.code,
