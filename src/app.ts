@@ -1,6 +1,6 @@
 /**
  * The Hono app: request pipeline, route mounts, and the one place errors become responses.
- * Order matters: the body read whole (and bounded) first; encoding fixed before any parsing;
+ * Order matters: the body read (bounded) and its encoding fixed before any parsing;
  * the response format chosen before an /api error can be rendered.
  */
 import { Hono } from "hono";
@@ -20,7 +20,7 @@ import type { AppEnv } from "./env";
 import { ApiError, toApiError } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
-import { attachDatabase, normalizeEncoding, noSniff, readBody, selectFormat } from "./middleware/request";
+import { attachDatabase, noSniff, readRequest, selectFormat } from "./middleware/request";
 import { oauthRoutes } from "./oauth/routes";
 import { publicKeySet } from "./oauth/tokens";
 
@@ -28,7 +28,7 @@ const API_BASE = `/api/${API_VERSION}`;
 
 export const app = new Hono<AppEnv>({ getPath: (request) => routingPath(getPath(request)) });
 
-app.use(noSniff, readBody, normalizeEncoding, attachDatabase);
+app.use(noSniff, readRequest, attachDatabase);
 app.use("/api/*", selectFormat);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 

@@ -13,25 +13,28 @@ export function decodeBase64Utf8(base64: string): string {
   return strictUtf8.decode(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)));
 }
 
-/** Returns the request itself, or a copy whose query and form body are valid UTF-8. */
-export async function normalizeRequestEncoding(request: Request): Promise<Request> {
-  const form = isForm(request.headers.get("Content-Type"));
-  if (!form && !request.url.includes("%")) return request;
-  const url = new URL(request.url);
-  const query = normalizeForm(url.search.slice(1));
-  if (!form || request.body === null) {
-    if (query === null) return request;
-    url.search = query;
-    return new Request(url, request);
+/**
+ * The request with its query and form body valid UTF-8. `body` is the request's body as already
+ * read (null for none, or one to drop): a request whose body was read is always rebuilt around
+ * it; one without a body and without anything to re-encode is returned as it is.
+ */
+export function normalizeRequestEncoding(request: Request, body: Uint8Array | null): Request {
+  const contentType = request.headers.get("Content-Type");
+  const form = body !== null && isForm(contentType);
+  const query = request.url.includes("%") ? normalizeForm(new URL(request.url).search.slice(1)) : null;
+  if (request.body === null && query === null) return request;
+  let headers = request.headers;
+  if (form && contentType !== FORM_MEDIA_TYPE) {
+    // The body is UTF-8 from here whatever charset the client declared (the runtime's form parser
+    // refuses any other), so the copy says exactly that.
+    headers = new Headers(headers);
+    headers.set("Content-Type", `${FORM_MEDIA_TYPE}; charset=utf-8`);
   }
-  const body = new Uint8Array(await request.arrayBuffer());
-  const normalizedBody = normalizeForm(body);
-  if (query !== null) url.search = query;
-  // The body is UTF-8 now whatever charset the client declared (the runtime's form parser
-  // refuses any other), so the copy says exactly that.
-  const headers = new Headers(request.headers);
-  headers.set("Content-Type", `${FORM_MEDIA_TYPE}; charset=utf-8`);
-  return new Request(url, { method: request.method, headers, body: normalizedBody ?? body });
+  const init = { headers, body: (form ? normalizeForm(body) : null) ?? body };
+  if (query === null) return new Request(request, init);
+  const url = new URL(request.url);
+  url.search = query;
+  return new Request(url, { ...init, method: request.method });
 }
 
 /**

@@ -20,21 +20,40 @@ export const noSniff = createMiddleware<AppEnv>(async (c, next) => {
  * is refused with 413. At the edge a body declared too large is refused unread and one that grows
  * too large is dropped there. Locally the refused body is first read to its end: `wrangler dev`'s
  * proxy dies when the Worker answers before consuming a body (workers-sdk #15203). A GET or HEAD
- * that carries a body has it read and dropped (it means nothing here). Handlers see a buffered body.
+ * that carries a body has it read and dropped (it means nothing here). The request is then rebuilt
+ * once around the bytes read, its query and form body made UTF-8 (http/encoding.ts).
  */
-export const readBody = createMiddleware<AppEnv>(async (c, next) => {
+export const readRequest = createMiddleware<AppEnv>(async (c, next) => {
   const { body, method } = c.req.raw;
-  if (body === null) return next();
-  const drainRefused = c.env.ENVIRONMENT === "development";
-  const declaredTooLarge = Number(c.req.header("Content-Length")) > MAX_BODY_BYTES;
-  const bytes = declaredTooLarge && !drainRefused ? null : await readAtMost(body, MAX_BODY_BYTES, drainRefused);
-  if (bytes === null) {
-    if (!body.locked) await body.cancel();
-    throw new ApiError(413, "invalid_request", `The request body is larger than ${MAX_BODY_BYTES} bytes`);
+  let bytes: Uint8Array | null = null;
+  if (body !== null) {
+    const drainRefused = c.env.ENVIRONMENT === "development";
+    const declared = Number(c.req.header("Content-Length") ?? NaN);
+    if (declared <= MAX_BODY_BYTES) {
+      // The runtime holds the body to its declared length: one native read, no chunk loop.
+      bytes = await readDeclared(c.req.raw);
+    } else {
+      const refuseUnread = declared > MAX_BODY_BYTES && !drainRefused;
+      bytes = refuseUnread ? null : await readAtMost(body, MAX_BODY_BYTES, drainRefused);
+    }
+    if (bytes === null) {
+      if (!body.locked) await body.cancel();
+      throw new ApiError(413, "invalid_request", `The request body is larger than ${MAX_BODY_BYTES} bytes`);
+    }
   }
-  c.req.raw = new Request(c.req.raw, { body: method === "GET" || method === "HEAD" ? null : bytes });
+  c.req.raw = normalizeRequestEncoding(c.req.raw, method === "GET" || method === "HEAD" ? null : bytes);
   await next();
 });
+
+async function readDeclared(request: Request): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await request.arrayBuffer());
+  } catch {
+    throw unreadable();
+  }
+}
+
+const unreadable = () => new ApiError(400, "invalid_request", "The request body could not be read to its end");
 
 /**
  * The stream's bytes, or null once there are more than `limit`; the rest is then read and dropped
@@ -59,7 +78,7 @@ async function readAtMost(
       }
     }
   } catch {
-    throw new ApiError(400, "invalid_request", "The request body could not be read to its end");
+    throw unreadable();
   }
   if (size > limit) return null;
   const bytes = new Uint8Array(size);
@@ -70,11 +89,6 @@ async function readAtMost(
   }
   return bytes;
 }
-
-export const normalizeEncoding = createMiddleware<AppEnv>(async (c, next) => {
-  c.req.raw = await normalizeRequestEncoding(c.req.raw);
-  await next();
-});
 
 export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
   c.set("db", openDatabase(c.env.DB));
