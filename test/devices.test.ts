@@ -78,6 +78,14 @@ describe("who may register a device", () => {
     expect((await postForm("/api/2/devices", device)).status).toBe(401);
   });
 
+  it("refuses a user removed since the token was issued with 403 Unauthorised access", async () => {
+    const token = await userToken(await createUser(9304));
+    await env.DB.prepare("DELETE FROM users WHERE id = ?").bind(9304).run();
+    const { res, body } = await register(device, token);
+    expect(res.status).toBe(403);
+    expect(body.error!.error_description).toBe("Unauthorised access");
+  });
+
   it("refuses a user blocked since the token was issued with 403 Unauthorised access", async () => {
     const user = await createUser(9303);
     const token = await userToken(user);

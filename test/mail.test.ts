@@ -64,6 +64,7 @@ describe("GET /api/2/mail", () => {
     ["the deprecated legacy id", `?id=${ingrid.id}`],
     ["an unreadable id beside a good e-mail", `?id=abc&email=${base64("ingrid.hansen@example.org")}`],
     ["a repeated id", "?id=1001&id=1002"],
+    ["a repeated email", `?email=${base64("ingrid.hansen@example.org")}&email=${base64("ingrid@work.example")}`],
   ])("answers 400 No valid parameter provided for %s", async (_, query) => {
     const { res, body } = await mail(query);
     expect(res.status).toBe(400);
