@@ -4,21 +4,19 @@
  * only users connected to the calling client are shown (README "Mail").
  */
 import { Hono } from "hono";
-import * as z from "zod/mini";
 import { findVisibleMailOwner, listMails, type MailOwner } from "../db/queries/mails";
-import { normalizeEmail } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { decodeBase64Utf8 } from "../http/encoding";
 import { parseUserKey } from "../http/user-key";
+import { canonicalEmailAddress } from "../schemas/email-address";
 import { requireToken } from "../middleware/auth";
 import { mailView } from "./views/mail";
 
 /** The most recent mails shown, each with all of its events. */
 const MAX_MAILS = 100;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
-const emailSchema = z.email();
 
 const noValidParameter = () => new ApiError(400, "invalid_request", "No valid parameter provided");
 
@@ -28,8 +26,7 @@ function decodeEmail(sent: string): string | null {
   const encoded = sent.replace(/ /g, "+");
   if (encoded.length > 512 || !BASE64.test(encoded)) return null;
   try {
-    const address = decodeBase64Utf8(encoded.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, ""));
-    return z.safeParse(emailSchema, address).success ? normalizeEmail(address) : null;
+    return canonicalEmailAddress(decodeBase64Utf8(encoded.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "")));
   } catch {
     return null;
   }

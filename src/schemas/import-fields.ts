@@ -6,6 +6,7 @@
  */
 import * as z from "zod";
 import { LAST_SECOND, parseDatetime, utcSeconds } from "../http/datetime";
+import { canonicalEmailAddress } from "./email-address";
 
 /** Limits of the import's text and JSON values, in UTF-8 bytes, and of its lists (README "Importing data"). */
 export const LIMITS = {
@@ -126,10 +127,15 @@ export const flag = z.union([
   z.literal(1).transform(() => true),
 ]);
 
-export const email = z
-  .email()
-  .max(LIMITS.email)
-  .transform((v) => v.toLowerCase());
+/** Stored in its canonical form (schemas/email-address.ts), internationalized addresses included. */
+export const email = z.string().transform((value, ctx) => {
+  const canonical = canonicalEmailAddress(value);
+  if (canonical === null) {
+    ctx.addIssue({ code: "custom", message: "Invalid email address" });
+    return z.NEVER;
+  }
+  return canonical;
+});
 
 /** UUIDs compare without regard to case (RFC 9562 §4), so they are stored in lower case. */
 export const uuid = z.uuid().transform((v) => v.toLowerCase());

@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { Database } from "../client";
+import { emailLookupKey } from "../../schemas/email-address";
 import { userAccounts, userAddresses, userClients, userEmails, userPhoneNumbers, users } from "../schema";
 
 export type UserRecord = typeof users.$inferSelect;
@@ -15,18 +16,13 @@ export type UserProfile = {
   connections: { clientId: string; merchantId: number }[];
 };
 
-/** E-mail addresses are stored and compared trimmed and lower-cased. */
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
-
 /** The user who owns an e-mail address (primary or not), for password sign-in. */
 export async function findUserByEmail(db: Database, email: string): Promise<UserRecord | undefined> {
   const row = await db
     .select({ user: users })
     .from(userEmails)
     .innerJoin(users, eq(users.id, userEmails.userId))
-    .where(eq(userEmails.value, normalizeEmail(email)))
+    .where(eq(userEmails.value, emailLookupKey(email)))
     .get();
   return row?.user;
 }

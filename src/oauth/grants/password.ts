@@ -6,17 +6,12 @@
  */
 import { base64url } from "jose";
 import { insertRefreshToken } from "../../db/queries/refresh-tokens";
-import {
-  connectUser,
-  findUserByEmail,
-  isConnected,
-  normalizeEmail,
-  recordPasswordSignIn,
-} from "../../db/queries/users";
+import { connectUser, findUserByEmail, isConnected, recordPasswordSignIn } from "../../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../../db/schema";
 import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { OAuthError } from "../../errors";
 import { redirectUriProblem } from "../redirect-uri";
+import { emailLookupKey } from "../../schemas/email-address";
 import { hashSecret } from "../../security/data-protection";
 import { verifyPassword } from "../../security/password";
 import { type Grant, tokenResponse } from "./grant";
@@ -94,6 +89,6 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
  * is counted by a hash of it, so the limiter never holds an address.
  */
 async function unknownAccountKey(username: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(normalizeEmail(username)));
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(emailLookupKey(username)));
   return `name:${base64url.encode(new Uint8Array(digest))}`;
 }
