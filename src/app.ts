@@ -15,6 +15,7 @@ import { meRoutes } from "./api/me";
 import { productRoutes } from "./api/products";
 import { statusRoutes } from "./api/status";
 import { userRoutes } from "./api/user";
+import { userListRoutes } from "./api/users";
 import { versionRoutes } from "./api/version";
 import type { AppEnv } from "./env";
 import { ApiError, toApiError } from "./errors";
@@ -44,6 +45,7 @@ app.route(API_BASE, productRoutes);
 app.route(API_BASE, digitalContentRoutes);
 app.route(API_BASE, deviceRoutes);
 app.route(API_BASE, mailRoutes);
+app.route(API_BASE, userListRoutes);
 app.route(API_BASE, userRoutes);
 
 app.notFound((c) => renderError(c, notFoundError(c.req.path)));

@@ -24,6 +24,11 @@ const KEYS = [
   "status",
   "id",
   "email",
+  "emails",
+  "uuid",
+  "familyName",
+  "givenName",
+  "gender",
   "callback",
   "oauth_token",
 ];
@@ -32,6 +37,11 @@ const value = fc.oneof(
   fc.string({ maxLength: 20 }),
   fc.stringMatching(/^-?\d{1,20}$/),
   fc.constantFrom("now", "-3 days", "2024-02-30", "first day of January", "asc", "desc", "", ",", ",,a", "%", "%FF"),
+  fc.constantFrom("merchant", "verified,deleted", "updated", "Hans*", "*", "ærø.åse@xn--bcher-kva.example", "a@b"),
+  // Regular expressions, well-formed or not, with and without flags.
+  fc
+    .tuple(fc.string({ maxLength: 12 }), fc.constantFrom("", "i", "ms", "x", "ii"))
+    .map(([pattern, flags]) => `/${pattern}/${flags}`),
   // Lists of any length up to past every limit, not just short ones.
   fc
     .integer({ min: 0, max: 120 })
@@ -42,7 +52,7 @@ const value = fc.oneof(
 const key = fc.oneof(
   fc.constantFrom(...KEYS),
   fc.constantFrom(...KEYS).map((k) => `${k}[]`),
-  fc.constantFrom("name", "price", "created", "x", "", "[").map((k) => `sort[${k}]`),
+  fc.constantFrom("name", "price", "created", "published", "userId", "x", "", "[").map((k) => `sort[${k}]`),
   fc.string({ maxLength: 8 }),
 );
 
@@ -50,7 +60,7 @@ const query = fc
   .array(fc.tuple(key, value), { maxLength: 6 })
   .map((pairs) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&"));
 
-describe.each(["/api/2/products", "/api/2/digitalcontents", "/api/2/mail"])("%s with generated queries", (path) => {
+describe.each(["/api/2/users", "/api/2/products", "/api/2/digitalcontents", "/api/2/mail"])("%s with generated queries", (path) => {
   it("never answers 5xx", async () => {
     const token = await serverToken(await createClient({ rateLimit: { limit: 10_000, windowSeconds: 3600 } }));
     await fc.assert(

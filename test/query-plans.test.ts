@@ -8,11 +8,14 @@ import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { type DigitalContentSearch, searchDigitalContents } from "../src/db/queries/digital-contents";
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
+import { findUsers, type UserSearch } from "../src/db/queries/user-search";
 
 const db = openDatabase(env.DB);
 
-async function plan(query: { toSQL(): { sql: string; params: unknown[] } }): Promise<string> {
-  const { sql, params } = query.toSQL();
+type Query = { toSQL(): { sql: string; params: unknown[] } } | { getQuery(): { sql: string; params: unknown[] } };
+
+async function plan(query: Query): Promise<string> {
+  const { sql, params } = "toSQL" in query ? query.toSQL() : query.getQuery();
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
     .bind(...params)
     .all<{ detail: string }>();
@@ -82,5 +85,81 @@ describe("digital content pages", () => {
     const detail = await plan(contents(search));
     expect(detail).toMatch(index);
     expect(detail).not.toMatch(/\bSCAN digital_contents\b/);
+  });
+});
+
+const users = (search: Partial<UserSearch>) =>
+  findUsers(db, {
+    scope: { clientId: "c" },
+    statuses: [0, 1],
+    timeColumn: "published",
+    names: {},
+    properties: [],
+    sort: [{ property: "userId", direction: "asc" }],
+    ...page,
+    ...search,
+  });
+
+describe("user pages", () => {
+  it.each<[string, Partial<UserSearch>, RegExp]>([
+    [
+      "the default order",
+      {},
+      /USING COVERING INDEX user_clients_client_status_user_idx \(client_id=\? AND status=\?\)/,
+    ],
+    [
+      "a merchant's users",
+      { scope: { merchantId: 1 } },
+      /USING COVERING INDEX user_clients_merchant_status_user_idx \(merchant_id=\? AND status=\?\)/,
+    ],
+    [
+      "newest first",
+      { sort: [{ property: "published", direction: "desc" }] },
+      /USING COVERING INDEX user_clients_client_status_published_idx/,
+    ],
+    [
+      "recently updated, in a time window",
+      { timeColumn: "updated", since: 0, until: 10, sort: [{ property: "updated", direction: "desc" }] },
+      /USING COVERING INDEX user_clients_client_status_updated_idx \(client_id=\? AND status=\? AND updated>\? AND updated<\?\)/,
+    ],
+    [
+      "an unindexed criterion, checked on the way",
+      { genders: ["female"], scope: { merchantId: 1 }, sort: [{ property: "published", direction: "asc" }] },
+      /USING (COVERING )?INDEX user_clients_merchant_status_published_idx/,
+    ],
+  ])("%s walk one index range per status, in order", async (_, search, index) => {
+    const detail = await plan(users(search));
+    expect(detail).toMatch(index);
+    expect(detail).not.toMatch(/\bSCAN (users|user_clients)\b(?! USING)/);
+    // Each status's range arrives in order; only the merged page (at most offset + limit rows per status) is sorted.
+    expect(detail.match(/TEMP B-TREE FOR ORDER BY/g)?.length ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it.each<[string, Partial<UserSearch>, RegExp]>([
+    ["primary e-mails", { emails: ["a@example.org"] }, /SEARCH users USING INDEX users_email_idx/],
+    [
+      "any e-mail",
+      { anyEmails: ["a@example.org"] },
+      /SEARCH user_emails USING (COVERING )?INDEX user_emails_value_idx/,
+    ],
+    ["a userId", { userIds: [1] }, /SEARCH users USING INTEGER PRIMARY KEY/],
+    ["a uuid", { uuids: ["u"] }, /SEARCH users USING INDEX users_uuid_idx/],
+    ["a legacy id", { legacyIds: ["l"] }, /SEARCH users USING INDEX users_legacy_id_idx/],
+    ["a phone number", { phoneNumbers: ["+47"] }, /SEARCH users USING INDEX users_phone_number_idx/],
+    [
+      "a name prefix",
+      { names: { familyName: { keys: [], prefixes: ["han"] } } },
+      /SEARCH users USING INDEX users_family_name_key_idx \(family_name_key>\? AND family_name_key<\?\)/,
+    ],
+    [
+      "a display name, of a merchant's users",
+      { names: { displayName: { keys: ["a"], prefixes: [] } }, scope: { merchantId: 1 } },
+      /SEARCH users USING INDEX users_display_name_key_idx/,
+    ],
+  ])("a search by %s starts from its index", async (_, search, index) => {
+    const detail = await plan(users(search));
+    expect(detail).toMatch(index);
+    expect(detail).toMatch(/user_clients USING (COVERING INDEX|PRIMARY KEY|INDEX)/);
+    expect(detail).not.toMatch(/\bSCAN (users|user_clients)\b/);
   });
 });

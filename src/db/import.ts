@@ -19,6 +19,7 @@ import type { ImportFile } from "../schemas/import";
 import { hashSecret, sealSecret } from "../security/data-protection";
 import { hashPassword } from "../security/password";
 import * as s from "./schema";
+import { searchKeyOrNull } from "./search-key";
 import { CURRENT_LOCATION } from "./schema";
 
 /** Any async SQLite driver: D1 in the Worker, a statement recorder in the Node import script. */
@@ -120,6 +121,10 @@ export async function buildImportStatements(
         lastAuthenticated: u.lastAuthenticated ?? null,
         imported: u.imported ?? sql`unixepoch()`,
         migrated: u.migrated ?? null,
+        familyNameKey: searchKeyOrNull(u.name.familyName),
+        givenNameKey: searchKeyOrNull(u.name.givenName),
+        displayNameKey: searchKeyOrNull(u.displayName),
+        preferredUsernameKey: searchKeyOrNull(u.preferredUsername),
       }),
       db.delete(s.userEmails).where(eq(s.userEmails.userId, u.userId)),
       db.delete(s.userPhoneNumbers).where(eq(s.userPhoneNumbers.userId, u.userId)),

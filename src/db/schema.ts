@@ -117,17 +117,21 @@ export const users = sqliteTable(
     lastAuthenticated: integer("last_authenticated"),
     imported: integer("imported"),
     migrated: integer("migrated"),
+    /** Names as `GET /api/2/users` matches them: folded by db/search-key.ts, kept with the names by the import. */
+    familyNameKey: text("family_name_key"),
+    givenNameKey: text("given_name_key"),
+    displayNameKey: text("display_name_key"),
+    preferredUsernameKey: text("preferred_username_key"),
   },
   (t) => [
     uniqueIndex("users_uuid_idx").on(t.uuid),
     uniqueIndex("users_legacy_id_idx").on(t.legacyId),
     index("users_email_idx").on(t.email),
-    index("users_status_published_idx").on(t.status, t.published),
-    index("users_status_updated_idx").on(t.status, t.updated),
-    index("users_family_name_idx").on(t.familyName),
-    index("users_given_name_idx").on(t.givenName),
-    index("users_display_name_idx").on(t.displayName),
     index("users_phone_number_idx").on(t.phoneNumber),
+    index("users_family_name_key_idx").on(t.familyNameKey),
+    index("users_given_name_key_idx").on(t.givenNameKey),
+    index("users_display_name_key_idx").on(t.displayNameKey),
+    index("users_preferred_username_key_idx").on(t.preferredUsernameKey),
   ],
 );
 
@@ -198,7 +202,12 @@ export const userAccounts = sqliteTable(
   (t) => [index("user_accounts_user_idx").on(t.userId)],
 );
 
-/** Which users a client may see: a user is visible to a client once connected to it. */
+/**
+ * Which users a client may see: a user is visible to a client once connected to it. Each row
+ * carries a copy of its user's status, published and updated, so that a page of a client's (or
+ * a merchant's) users in any of those orders is one index range per status. Triggers of
+ * migration 0003 keep the copies equal to the user's, whoever writes either table.
+ */
 export const userClients = sqliteTable(
   "user_clients",
   {
@@ -211,11 +220,20 @@ export const userClients = sqliteTable(
     /** Copied from the client so the `merchant` filter is one indexed range. */
     merchantId: integer("merchant_id").notNull(),
     created: integer("created").notNull().default(now),
+    status: integer("status").notNull().default(0),
+    published: integer("published").notNull().default(0),
+    updated: integer("updated").notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.clientId, t.userId] }),
     index("user_clients_user_idx").on(t.userId),
     index("user_clients_merchant_idx").on(t.merchantId, t.userId),
+    index("user_clients_client_status_user_idx").on(t.clientId, t.status, t.userId),
+    index("user_clients_client_status_published_idx").on(t.clientId, t.status, t.published, t.userId),
+    index("user_clients_client_status_updated_idx").on(t.clientId, t.status, t.updated, t.userId),
+    index("user_clients_merchant_status_user_idx").on(t.merchantId, t.status, t.userId),
+    index("user_clients_merchant_status_published_idx").on(t.merchantId, t.status, t.published, t.userId),
+    index("user_clients_merchant_status_updated_idx").on(t.merchantId, t.status, t.updated, t.userId),
   ],
 );
 

@@ -34,6 +34,8 @@ export type SortTerm<Sort extends string> = { property: Sort; direction: SortDir
 /** What an endpoint accepts. Filters are grouped: status filters OR-ed, type filters OR-ed, the groups AND-ed. */
 export type ListSpec<Sort extends string, Field extends string, Criterion extends string> = {
   sorts: readonly Sort[];
+  /** Most sort terms one query may give, when fewer than `sorts` (an order its indexes can deliver). */
+  maxSortTerms?: number;
   /**
    * The order when none is asked for: it may depend on the filters (`updated`: newest first) and
    * on whether `since` or `until` bound a time (then by that time, which its index delivers).
@@ -94,9 +96,22 @@ function collect(url: URL): { values: Map<string, string[]>; sortTerms: [string,
   return { values, sortTerms };
 }
 
+/**
+ * A regular-expression literal, `/pattern/flags`: a value in this form is one value, never split
+ * at its commas (`/^a{1,3}/`).
+ */
+const REGEX_LITERAL = /^\/(.+)\/([a-z]*)$/s;
+
+export function regexLiteral(value: string): { pattern: string; flags: string } | null {
+  const match = REGEX_LITERAL.exec(value);
+  return match ? { pattern: match[1]!, flags: match[2]! } : null;
+}
+
 /** Comma-separated values, each trimmed and non-empty, within the value limits. */
 function multiple(name: string, raw: string[]): string[] {
-  const list = raw.flatMap((value) => value.split(",")).map((value) => value.trim());
+  const list = raw
+    .flatMap((value) => (REGEX_LITERAL.test(value.trim()) ? [value] : value.split(",")))
+    .map((value) => value.trim());
   if (list.length > MAX_VALUES || list.some((value) => value === "" || value.length > MAX_VALUE_LENGTH)) {
     throw invalid(name);
   }
@@ -141,8 +156,11 @@ function time(name: string, raw: string[] | undefined, now: number): number | nu
   return seconds;
 }
 
-function sortTerms<Sort extends string>(spec: { sorts: readonly Sort[] }, terms: [string, string][]): SortTerm<Sort>[] {
-  if (terms.length > MAX_VALUES) throw invalid("sort");
+function sortTerms<Sort extends string>(
+  spec: { sorts: readonly Sort[]; maxSortTerms?: number },
+  terms: [string, string][],
+): SortTerm<Sort>[] {
+  if (terms.length > Math.min(MAX_VALUES, spec.maxSortTerms ?? MAX_VALUES)) throw invalid("sort");
   const seen = new Set<string>();
   return terms.map(([property, direction]) => {
     if (!(spec.sorts as readonly string[]).includes(property) || seen.has(property)) throw invalid("sort", spec.sorts);
@@ -230,7 +248,8 @@ export function pageOf<Sort extends string>(query: ListQuery<Sort, string, strin
 
 /**
  * A page of a list in the container: each row rendered by `view` and trimmed to the selected
- * fields, `meta` counting the page, `debug.params` showing the parsed query.
+ * fields, `meta` counting the page (and carrying what an endpoint adds), `debug.params` showing
+ * the parsed query.
  */
 export function respondPage<Row>(
   c: Context<AppEnv>,
@@ -238,13 +257,14 @@ export function respondPage<Row>(
   query: ListQuery<string, string, string>,
   rows: Row[],
   view: (row: Row) => Record<string, unknown>,
+  meta: Record<string, unknown> = {},
 ): Response {
   const { where, ...options } = query;
   return respond(c, {
     object,
     type: "collection",
     data: rows.map((row) => selectFields(view(row), query.fields)),
-    meta: { count: rows.length, offset: query.offset },
+    meta: { count: rows.length, offset: query.offset, ...meta },
     params: { options, where },
   });
 }

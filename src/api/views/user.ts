@@ -57,6 +57,43 @@ function addressView(a: UserProfile["addresses"][number]) {
   };
 }
 
+export type UserField = keyof ReturnType<typeof userView>;
+
+/** Every field of the User object, in its order: what `fields` may select. */
+export const USER_FIELDS = [
+  "id",
+  "userId",
+  "uuid",
+  "name",
+  "displayName",
+  "published",
+  "updated",
+  "status",
+  "email",
+  "emailVerified",
+  "emails",
+  "phoneNumber",
+  "phoneNumberVerified",
+  "phoneNumbers",
+  "verified",
+  "url",
+  "photo",
+  "preferredUsername",
+  "gender",
+  "birthday",
+  "locale",
+  "utcOffset",
+  "lastLoggedIn",
+  "lastAuthenticated",
+  "imported",
+  "migrated",
+  "addresses",
+  "accounts",
+  "merchants",
+  "currentLocation",
+  "tracking",
+] as const satisfies readonly UserField[];
+
 /**
  * Spec "User", rule 2: what a client sees of a user who is not connected to it (but is to
  * another client of its merchant).
@@ -76,7 +113,7 @@ export const LIMITED_USER_FIELDS = [
   "lastLoggedIn",
   "locale",
   "tracking",
-] as const satisfies readonly (keyof ReturnType<typeof userView>)[];
+] as const satisfies readonly UserField[];
 
 export function limitedUserView(profile: UserProfile) {
   const full = userView(profile);

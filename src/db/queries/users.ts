@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { emailLookupKey } from "../../schemas/email-address";
 import { userAccounts, userAddresses, userClients, userEmails, userPhoneNumbers, users } from "../schema";
@@ -58,19 +58,46 @@ export function recordPasswordSignIn(db: Database, userId: number, now: number) 
 
 /** One round trip for the user and all of their parts. */
 export async function findUserProfile(db: Database, userId: number): Promise<UserProfile | undefined> {
+  return (await findUserProfiles(db, [userId]))[0];
+}
+
+/** The users and all of their parts in one round trip, in the order asked for; unknown ids are left out. */
+export async function findUserProfiles(db: Database, userIds: number[]): Promise<UserProfile[]> {
+  // One bound parameter whatever the number of ids (D1 binds at most 100 per statement).
+  const ids = sql`(SELECT value FROM json_each(${JSON.stringify(userIds)}))`;
   const [found, emails, phoneNumbers, addresses, accounts, connections] = await db.batch([
-    db.select().from(users).where(eq(users.id, userId)),
-    db.select().from(userEmails).where(eq(userEmails.userId, userId)).orderBy(userEmails.id),
-    db.select().from(userPhoneNumbers).where(eq(userPhoneNumbers.userId, userId)).orderBy(userPhoneNumbers.id),
-    db.select().from(userAddresses).where(eq(userAddresses.userId, userId)).orderBy(userAddresses.id),
-    db.select().from(userAccounts).where(eq(userAccounts.userId, userId)).orderBy(userAccounts.id),
+    db.select().from(users).where(inArray(users.id, ids)),
+    db.select().from(userEmails).where(inArray(userEmails.userId, ids)).orderBy(userEmails.id),
+    db.select().from(userPhoneNumbers).where(inArray(userPhoneNumbers.userId, ids)).orderBy(userPhoneNumbers.id),
+    db.select().from(userAddresses).where(inArray(userAddresses.userId, ids)).orderBy(userAddresses.id),
+    db.select().from(userAccounts).where(inArray(userAccounts.userId, ids)).orderBy(userAccounts.id),
     db
-      .select({ clientId: userClients.clientId, merchantId: userClients.merchantId })
+      .select({ userId: userClients.userId, clientId: userClients.clientId, merchantId: userClients.merchantId })
       .from(userClients)
-      .where(eq(userClients.userId, userId))
+      .where(inArray(userClients.userId, ids))
       .orderBy(userClients.merchantId, userClients.clientId),
   ]);
-  const user = found[0];
-  if (!user) return undefined;
-  return { user, emails, phoneNumbers, addresses, accounts, connections };
+  const byUser = <Row extends { userId: number }>(rows: Row[]) => Map.groupBy(rows, (row) => row.userId);
+  const parts = {
+    emails: byUser(emails),
+    phoneNumbers: byUser(phoneNumbers),
+    addresses: byUser(addresses),
+    accounts: byUser(accounts),
+    connections: byUser(connections),
+  };
+  const usersById = new Map(found.map((user) => [user.id, user]));
+  return userIds.flatMap((id) => {
+    const user = usersById.get(id);
+    if (!user) return [];
+    return [
+      {
+        user,
+        emails: parts.emails.get(id) ?? [],
+        phoneNumbers: parts.phoneNumbers.get(id) ?? [],
+        addresses: parts.addresses.get(id) ?? [],
+        accounts: parts.accounts.get(id) ?? [],
+        connections: (parts.connections.get(id) ?? []).map(({ clientId, merchantId }) => ({ clientId, merchantId })),
+      },
+    ];
+  });
 }

@@ -1,0 +1,200 @@
+/**
+ * GET /api/2/users: search the users the calling client may see. Server token. Every criterion
+ * is a user property, criteria AND-ed, a criterion's values OR-ed; exact, fuzzy (names) or a
+ * regular expression, `/pattern/flags` (README "Users").
+ */
+import { Hono } from "hono";
+import { RE2JS } from "re2js";
+import {
+  findUsers,
+  type FoundUser,
+  type NameMatch,
+  type NameProperty,
+  type TextProperty,
+  type UserSearch,
+  type UserSort,
+} from "../db/queries/user-search";
+import { findUserProfiles } from "../db/queries/users";
+import { searchKey } from "../db/search-key";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { describeRoute } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
+import {
+  integerValues,
+  type ListQuery,
+  type ListSpec,
+  pageOf,
+  parseListQuery,
+  regexLiteral,
+  respondPage,
+} from "../http/list-query";
+import { parseUserKey } from "../http/user-key";
+import { requireToken } from "../middleware/auth";
+import { canonicalEmailAddress } from "../schemas/email-address";
+import { limitedUserView, USER_FIELDS, type UserField, userView } from "./views/user";
+
+/** Status filters and the user statuses they select; without any, the active ones (spec rule 1). */
+const STATUS_FILTERS: Record<string, number> = { verified: 1, unverified: 0, inactive: -1, blocked: -2, deleted: -3 };
+const ACTIVE = [0, 1];
+/** Most rows a search with a regular expression examines; `meta.scanned` reports how many it did. */
+const REGEX_SCAN_ROWS = 5000;
+const REGEX_FLAGS: Record<string, number> = { i: RE2JS.CASE_INSENSITIVE, m: RE2JS.MULTILINE, s: RE2JS.DOTALL };
+const NAME_PROPERTIES: readonly NameProperty[] = ["familyName", "givenName", "displayName", "preferredUsername"];
+
+type Criterion = TextProperty | "userId";
+
+const USER_LIST: ListSpec<UserSort, UserField, Criterion> = {
+  sorts: ["userId", "published", "updated"],
+  maxSortTerms: 1,
+  defaultSort: ({ filters, bounded }) =>
+    filters.other.includes("updated")
+      ? [{ property: "updated", direction: "desc" }]
+      : [{ property: bounded ? "published" : "userId", direction: "asc" }],
+  statusFilters: Object.keys(STATUS_FILTERS),
+  typeFilters: [],
+  otherFilters: ["updated", "merchant"],
+  fields: USER_FIELDS,
+  criteria: [
+    "id",
+    "userId",
+    "uuid",
+    "email",
+    "emails",
+    "phoneNumber",
+    ...NAME_PROPERTIES,
+    "gender",
+    "locale",
+    "utcOffset",
+  ],
+};
+
+type UserQuery = ListQuery<UserSort, UserField, Criterion>;
+
+const invalid = (name: string) => new ApiError(400, "invalid_request", `Invalid parameter value: ${name}`);
+
+/** A criterion's values: exact ones, or one regular expression (RE2 syntax, linear time). */
+function splitValues(name: Criterion, values: string[]): { exact: string[] } | { regex: RE2JS } {
+  const literals = values.map(regexLiteral);
+  if (literals.every((literal) => literal === null)) return { exact: values };
+  const [literal] = literals;
+  if (literals.length > 1 || !literal) throw invalid(name);
+  const flags = [...new Set(literal.flags)];
+  if (flags.length !== literal.flags.length || flags.some((flag) => REGEX_FLAGS[flag] === undefined))
+    throw invalid(name);
+  try {
+    return {
+      regex: RE2JS.compile(
+        literal.pattern,
+        flags.reduce((all, flag) => all | REGEX_FLAGS[flag]!, 0),
+      ),
+    };
+  } catch {
+    throw invalid(name);
+  }
+}
+
+/** Each exact value through `read`; a value it cannot read (null) is a 400 naming the criterion. */
+function readEach(name: string, values: string[], read: (value: string) => string | null): string[] {
+  return values.map((value) => {
+    const readValue = read(value);
+    if (readValue === null) throw invalid(name);
+    return readValue;
+  });
+}
+
+/** `Hans*` is a prefix; anything else one folded name. */
+function nameMatch(name: NameProperty, values: string[]): NameMatch {
+  const match: NameMatch = { keys: [], prefixes: [] };
+  for (const value of values) {
+    const prefix = value.endsWith("*");
+    const key = searchKey(prefix ? value.slice(0, -1) : value);
+    if (key === "" || key.includes("*")) throw invalid(name);
+    (prefix ? match.prefixes : match.keys).push(key);
+  }
+  return match;
+}
+
+type Plan = { search: UserSearch; regexes: Partial<Record<TextProperty, RE2JS>> };
+
+function plan(caller: { clientId: string; merchantId: number }, query: UserQuery): Plan {
+  const { filters, where } = query;
+  const regexes: Partial<Record<TextProperty, RE2JS>> = {};
+  const exact: Partial<Record<Criterion, string[]>> = {};
+  for (const [name, values] of Object.entries(where) as [Criterion, string[]][]) {
+    const parsed = splitValues(name, values);
+    if ("regex" in parsed) {
+      if (name === "userId") throw invalid(name);
+      regexes[name] = parsed.regex;
+    } else exact[name] = parsed.exact;
+  }
+  const names: Partial<Record<NameProperty, NameMatch>> = {};
+  for (const property of NAME_PROPERTIES) {
+    const values = exact[property];
+    if (values) names[property] = nameMatch(property, values);
+  }
+  const search: UserSearch = {
+    ...pageOf(query),
+    scope: filters.other.includes("merchant") ? { merchantId: caller.merchantId } : { clientId: caller.clientId },
+    statuses: filters.status.length > 0 ? filters.status.map((filter) => STATUS_FILTERS[filter]!) : ACTIVE,
+    timeColumn: filters.other.includes("updated") ? "updated" : "published",
+    legacyIds: exact.id,
+    userIds: integerValues("userId", exact.userId),
+    uuids:
+      exact.uuid &&
+      readEach("uuid", exact.uuid, (value) => {
+        const key = parseUserKey(value);
+        return key && "uuid" in key ? key.uuid : null;
+      }),
+    emails: exact.email && readEach("email", exact.email, canonicalEmailAddress),
+    anyEmails: exact.emails && readEach("emails", exact.emails, canonicalEmailAddress),
+    phoneNumbers: exact.phoneNumber,
+    names,
+    genders: exact.gender,
+    locales: exact.locale,
+    utcOffsets: exact.utcOffset,
+    properties: Object.keys(regexes) as TextProperty[],
+  };
+  return { search, regexes };
+}
+
+function matchesAll(row: FoundUser, regexes: Plan["regexes"]): boolean {
+  return Object.entries(regexes).every(([property, regex]) => {
+    const value = row[property as TextProperty];
+    if (value === null || value === undefined) return false;
+    const values = property === "emails" ? (JSON.parse(value) as string[]) : [value];
+    return values.some((text) => regex.test(text));
+  });
+}
+
+export const userListRoutes = new Hono<AppEnv>().get(
+  "/users",
+  describeRoute("Search users", "api/users#index"),
+  requireToken("server"),
+  async (c) => {
+    const query = parseListQuery(new URL(c.req.url), USER_LIST, nowInSeconds());
+    const caller = c.get("caller");
+    const { search, regexes } = plan(caller, query);
+    const db = c.get("db");
+    let found: FoundUser[];
+    let scan = {};
+    if (search.properties.length === 0) {
+      found = await findUsers(db, search);
+    } else {
+      // Regular expressions run here, on the first rows of the search in order, at most REGEX_SCAN_ROWS.
+      const rows = await findUsers(db, search, { limit: REGEX_SCAN_ROWS, offset: 0 });
+      found = rows.filter((row) => matchesAll(row, regexes)).slice(search.offset, search.offset + search.limit);
+      scan = { scanned: rows.length, scanComplete: rows.length < REGEX_SCAN_ROWS };
+    }
+    const profiles = await findUserProfiles(
+      db,
+      found.map((row) => row.userId),
+    );
+    if (profiles.length === 0) throw new ApiError(404, "invalid_request", "No users found");
+    const view = (profile: (typeof profiles)[number]) =>
+      profile.connections.some((connection) => connection.clientId === caller.clientId)
+        ? userView(profile)
+        : limitedUserView(profile);
+    return respondPage(c, "Users", query, profiles, view, scan);
+  },
+);

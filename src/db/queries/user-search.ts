@@ -1,0 +1,197 @@
+/**
+ * The users a client (or its merchant) may see, searched and paged for `GET /api/2/users`. Two
+ * shapes, so that the work is bounded by the page rather than by the client's users:
+ *
+ * - Narrowed by a criterion with an index (ids, e-mails, phone number, names): the matching users
+ *   are found by that index, checked for a connection to the client, and sorted.
+ * - Otherwise the client's connections are walked in the asked-for order: one index range per
+ *   wanted status (user_clients carries copies of each user's status and times), each cut at the
+ *   end of the page, merged. Criteria without an index (gender, locale, utcOffset) are checked
+ *   on the way.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Database } from "../client";
+import { userClients, userEmails, users } from "../schema";
+import type { Page } from "./page";
+
+export type UserSort = "userId" | "published" | "updated";
+export type NameProperty = "familyName" | "givenName" | "displayName" | "preferredUsername";
+/** Text properties a found row can carry along, for matching regular expressions against. */
+export type TextProperty =
+  NameProperty | "id" | "uuid" | "email" | "emails" | "phoneNumber" | "gender" | "locale" | "utcOffset";
+
+/** Exact folded names and name prefixes (db/search-key.ts), OR-ed. */
+export type NameMatch = { keys: string[]; prefixes: string[] };
+
+export type UserSearch = Page<UserSort> & {
+  scope: { clientId: string } | { merchantId: number };
+  statuses: number[];
+  /** Which time `since` and `until` bound. */
+  timeColumn: "published" | "updated";
+  legacyIds?: string[] | undefined;
+  userIds?: number[] | undefined;
+  uuids?: string[] | undefined;
+  /** Primary e-mail addresses, canonical. */
+  emails?: string[] | undefined;
+  /** Any of a user's e-mail addresses, canonical. */
+  anyEmails?: string[] | undefined;
+  phoneNumbers?: string[] | undefined;
+  names: Partial<Record<NameProperty, NameMatch>>;
+  genders?: string[] | undefined;
+  locales?: string[] | undefined;
+  utcOffsets?: string[] | undefined;
+  properties: TextProperty[];
+};
+
+export type FoundUser = { userId: number } & Partial<Record<TextProperty, string | null>>;
+
+const NAME_KEY_COLUMNS: Record<NameProperty, SQLiteColumn> = {
+  familyName: users.familyNameKey,
+  givenName: users.givenNameKey,
+  displayName: users.displayNameKey,
+  preferredUsername: users.preferredUsernameKey,
+};
+
+const PROPERTY_VALUES: Record<TextProperty, SQL> = {
+  id: sql`${users.legacyId}`,
+  uuid: sql`${users.uuid}`,
+  email: sql`${users.email}`,
+  emails: sql`(SELECT json_group_array(${userEmails.value}) FROM ${userEmails} WHERE ${userEmails.userId} = ${users.id})`,
+  phoneNumber: sql`${users.phoneNumber}`,
+  familyName: sql`${users.familyName}`,
+  givenName: sql`${users.givenName}`,
+  displayName: sql`${users.displayName}`,
+  preferredUsername: sql`${users.preferredUsername}`,
+  gender: sql`${users.gender}`,
+  locale: sql`${users.locale}`,
+  utcOffset: sql`${users.utcOffset}`,
+};
+
+/** Highest code point: every key with a prefix sorts below the prefix followed by it. */
+const AFTER_PREFIX = "\u{10FFFF}";
+
+const list = (values: readonly unknown[]) =>
+  sql.join(
+    values.map((value) => sql`${value}`),
+    sql`, `,
+  );
+const anyOf = (column: SQL | SQLiteColumn, values: readonly unknown[] | undefined) =>
+  values === undefined ? undefined : sql`${column} IN (${list(values)})`;
+
+function nameCondition(column: SQLiteColumn, { keys, prefixes }: NameMatch): SQL {
+  const alternatives = [
+    ...(keys.length > 0 ? [sql`${column} IN (${list(keys)})`] : []),
+    ...prefixes.map((prefix) => sql`(${column} >= ${prefix} AND ${column} < ${prefix + AFTER_PREFIX})`),
+  ];
+  return sql`(${sql.join(alternatives, sql` OR `)})`;
+}
+
+/** Criteria that an index serves; any of them makes a search narrowed. */
+function indexedCriteria(search: UserSearch): SQL[] {
+  const conditions = [
+    anyOf(users.legacyId, search.legacyIds),
+    anyOf(users.id, search.userIds),
+    anyOf(users.uuid, search.uuids),
+    anyOf(users.email, search.emails),
+    search.anyEmails &&
+      sql`${users.id} IN (SELECT ${userEmails.userId} FROM ${userEmails} WHERE ${anyOf(userEmails.value, search.anyEmails)})`,
+    anyOf(users.phoneNumber, search.phoneNumbers),
+    ...Object.entries(search.names).map(([property, match]) =>
+      nameCondition(NAME_KEY_COLUMNS[property as NameProperty], match),
+    ),
+  ];
+  return conditions.filter((condition) => condition !== undefined);
+}
+
+function unindexedCriteria(search: UserSearch): SQL[] {
+  const conditions = [
+    anyOf(users.gender, search.genders),
+    anyOf(users.locale, search.locales),
+    anyOf(users.utcOffset, search.utcOffsets),
+  ];
+  return conditions.filter((condition) => condition !== undefined);
+}
+
+function withinTime(column: SQL | SQLiteColumn, search: UserSearch): SQL[] {
+  return [
+    ...(search.since === null ? [] : [sql`${column} >= ${search.since}`]),
+    ...(search.until === null ? [] : [sql`${column} <= ${search.until}`]),
+  ];
+}
+
+const and = (conditions: SQL[]) => sql.join(conditions, sql` AND `);
+const direction = (search: UserSearch) => sql.raw(search.sort[0]?.direction === "desc" ? "DESC" : "ASC");
+
+function selectProperties(search: UserSearch): SQL {
+  return sql.join(
+    search.properties.map((property) => sql`, ${PROPERTY_VALUES[property]} AS ${sql.identifier(property)}`),
+    sql``,
+  );
+}
+
+/** Narrowed: found by the criterion's index, then checked, sorted and cut. */
+function narrowedQuery(search: UserSearch, rows: { limit: number; offset: number }): SQL {
+  const { scope } = search;
+  const connected =
+    "clientId" in scope
+      ? sql`EXISTS (SELECT 1 FROM ${userClients} WHERE ${userClients.clientId} = ${scope.clientId} AND ${userClients.userId} = ${users.id})`
+      : sql`EXISTS (SELECT 1 FROM ${userClients} WHERE ${userClients.merchantId} = ${scope.merchantId} AND ${userClients.userId} = ${users.id})`;
+  // `+column`: these must not pick the index, the criteria should.
+  const sortColumn = {
+    userId: sql`+${users.id}`,
+    published: sql`+${users.published}`,
+    updated: sql`+${users.updated}`,
+  }[search.sort[0]?.property ?? "userId"];
+  const conditions = [
+    ...indexedCriteria(search),
+    ...unindexedCriteria(search),
+    sql`+${users.status} IN (${list(search.statuses)})`,
+    ...withinTime(sql`+${users[search.timeColumn]}`, search),
+    connected,
+  ];
+  const dir = direction(search);
+  return sql`SELECT ${users.id} AS "userId"${selectProperties(search)} FROM ${users} WHERE ${and(conditions)} ORDER BY ${sortColumn} ${dir}, +${users.id} ${dir} LIMIT ${rows.limit} OFFSET ${rows.offset}`;
+}
+
+/** Not narrowed: the scope's connections in order, one index range per status, merged. */
+function scopeQuery(search: UserSearch, rows: { limit: number; offset: number }): SQL {
+  const { scope } = search;
+  const inScope =
+    "clientId" in scope
+      ? sql`${userClients.clientId} = ${scope.clientId}`
+      : sql`${userClients.merchantId} = ${scope.merchantId}`;
+  const sort = search.sort[0]?.property ?? "userId";
+  const sortColumn = { userId: userClients.userId, published: userClients.published, updated: userClients.updated }[
+    sort
+  ];
+  // Named, as without table statistics SQLite prefers the primary key (the client's users in id
+  // order) and would filter by status on the way, reading far past the page for a rare status.
+  const index = `user_clients_${"clientId" in scope ? "client" : "merchant"}_status_${sort === "userId" ? "user" : sort}_idx`;
+  const unindexed = unindexedCriteria(search);
+  const joinUsers = unindexed.length > 0 ? sql` JOIN ${users} ON ${users.id} = ${userClients.userId}` : sql``;
+  // A user connected to several clients of the merchant has one connection to each.
+  const distinct = "clientId" in scope ? sql`` : sql`DISTINCT `;
+  const dir = direction(search);
+  const perStatus = search.statuses.map((status) => {
+    const conditions = [
+      inScope,
+      sql`${userClients.status} = ${status}`,
+      ...withinTime(userClients[search.timeColumn], search),
+      ...unindexed,
+    ];
+    return sql`SELECT * FROM (SELECT ${distinct}${userClients.userId} AS "userId", ${sortColumn} AS "sortValue" FROM ${userClients} INDEXED BY ${sql.identifier(index)}${joinUsers} WHERE ${and(conditions)} ORDER BY ${sortColumn} ${dir}, ${userClients.userId} ${dir} LIMIT ${rows.offset + rows.limit})`;
+  });
+  const merged = sql.join(perStatus, sql` UNION ALL `);
+  const withProperties = search.properties.length > 0 ? sql` JOIN ${users} ON ${users.id} = "page"."userId"` : sql``;
+  return sql`SELECT "page"."userId" AS "userId"${selectProperties(search)} FROM (${merged}) AS "page"${withProperties} ORDER BY "page"."sortValue" ${dir}, "page"."userId" ${dir} LIMIT ${rows.limit} OFFSET ${rows.offset}`;
+}
+
+/**
+ * The ids of the users on the page (in order), each with the asked-for text properties. `rows`
+ * overrides the page's own limit and offset, for a scan that filters further.
+ */
+export function findUsers(db: Database, search: UserSearch, rows: { limit: number; offset: number } = search) {
+  const narrowed = indexedCriteria(search).length > 0;
+  return db.all<FoundUser>(narrowed ? narrowedQuery(search, rows) : scopeQuery(search, rows));
+}

@@ -1,0 +1,300 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { LIMITED_USER_FIELDS, USER_FIELDS } from "../src/api/views/user";
+import { bearer, call, type Container, container, serverToken, userToken } from "./helpers/http";
+import { createClient, importData } from "./helpers/seed";
+
+/**
+ * A merchant of its own with two clients: one with users of every status, a sibling with users of
+ * its own; and a client of another merchant with a user of its own.
+ */
+let client: { id: string; secret: string };
+let sibling: { id: string; secret: string };
+let stranger: { id: string; secret: string };
+let token: string;
+const base = 810_000 + Math.floor(Math.random() * 1000) * 100;
+
+const user = (n: number, overrides: Record<string, unknown> = {}) => ({
+  userId: String(base + n),
+  uuid: crypto.randomUUID(),
+  status: 1,
+  email: `user${base + n}@example.org`,
+  published: `2020-01-${String(n).padStart(2, "0")} 12:00:00`,
+  updated: `2024-06-${String(30 - n).padStart(2, "0")} 12:00:00`,
+  clients: [client.id],
+  ...overrides,
+});
+
+beforeAll(async () => {
+  const merchantId = 900_000 + Math.floor(Math.random() * 100_000) * 2;
+  const merchants = [merchantId, merchantId + 1].map((id) => ({ merchantId: id, name: `Merchant ${id}` }));
+  await importData({ merchants });
+  client = await createClient({ merchantId });
+  sibling = await createClient({ merchantId });
+  stranger = await createClient({ merchantId: merchantId + 1 });
+  token = await serverToken(client);
+  await importData({
+    users: [
+      user(1, {
+        id: `legacy-${base}-1`,
+        name: { givenName: "Ingrid", familyName: "Hansen" },
+        displayName: "Ingrid H.",
+        preferredUsername: "IngridH",
+        gender: "female",
+        locale: "nb_NO",
+        phoneNumber: "+4790000001",
+        emails: [{ value: `ingrid.${base}@work.example`, type: "work" }],
+      }),
+      user(2, {
+        status: 0,
+        name: { givenName: "Åse", familyName: "Ærø-Hansen" },
+        gender: "female",
+        locale: "da_DK",
+        email: `ærø.åse.${base}@bücher.example`,
+      }),
+      user(3, { name: { givenName: "Erik", familyName: "Østby" }, gender: "male", locale: "nb_NO" }),
+      user(4, { status: -1, name: { familyName: "Hansen" } }),
+      user(5, { status: -2, name: { familyName: "Blocked" } }),
+      user(6, { status: -3, name: { familyName: "Deleted" } }),
+      user(7, { name: { familyName: "Sibling" }, clients: [sibling.id] }),
+      user(8, { name: { familyName: "Both" }, clients: [client.id, sibling.id] }),
+      user(9, { name: { familyName: "Hansen" }, clients: [stranger.id] }),
+    ],
+  });
+});
+
+async function list(query: string, bearerToken = token): Promise<{ res: Response; body: Container }> {
+  const res = await call(`/api/2/users${query}`, { headers: bearer(bearerToken) });
+  return { res, body: await container(res) };
+}
+
+/** The found users as numbers 1-9, in the order returned. */
+const found = (body: Container) => ((body.data ?? []) as { userId: string }[]).map((u) => Number(u.userId) - base);
+
+async function expectFound(query: string, expected: number[]) {
+  const { res, body } = await list(query);
+  expect(res.status, JSON.stringify(body.error)).toBe(200);
+  expect(found(body)).toEqual(expected);
+  return body;
+}
+
+async function expectInvalid(query: string, parameter: string) {
+  const { res, body } = await list(query);
+  expect(res.status).toBe(400);
+  expect(body.error).toMatchObject({ error: "invalid_request", error_code: 400 });
+  expect(body.error!.error_description).toContain(`Invalid parameter value: ${parameter}`);
+}
+
+describe("GET /api/2/users: happy path", () => {
+  it("lists the client's active users by userId, as full User objects (rule 1)", async () => {
+    const body = await expectFound("", [1, 2, 3, 8]);
+    expect(body).toMatchObject({ object: "Users", type: "collection", meta: { count: 4, offset: 0 } });
+    expect(Object.keys(body.data[0])).toEqual([...USER_FIELDS]);
+    expect(body.data[0]).toMatchObject({
+      userId: String(base + 1),
+      id: `legacy-${base}-1`,
+      status: 1,
+      email: `user${base + 1}@example.org`,
+      name: { givenName: "Ingrid", familyName: "Hansen" },
+      gender: "female",
+    });
+    expect(body.debug.params).toMatchObject({
+      options: { limit: 100, offset: 0, sort: [{ property: "userId", direction: "asc" }] },
+      where: {},
+    });
+  });
+
+  it.each([
+    ["verified", [1, 3, 8]],
+    ["unverified", [2]],
+    ["inactive", [4]],
+    ["blocked", [5]],
+    ["deleted", [6]],
+    ["inactive,blocked", [4, 5]],
+    ["verified,deleted", [1, 3, 6, 8]],
+  ])("filters=%s selects by status, several OR-ed", async (filters, expected) => {
+    await expectFound(`?filters=${filters}`, expected);
+  });
+
+  it("filters=merchant shows the merchant's users, other clients' in the limited view", async () => {
+    const body = await expectFound("?filters=merchant", [1, 2, 3, 7, 8]);
+    const sibling7 = body.data[3];
+    expect(Object.keys(sibling7).sort()).toEqual([...LIMITED_USER_FIELDS].sort());
+    expect(sibling7.email).toBeUndefined();
+    expect(body.data[4].email).toBe(`user${base + 8}@example.org`);
+    await expectFound("?filters=merchant,deleted", [6]);
+  });
+
+  it.each([
+    ["the legacy id", "?id=legacy-BASE-1", [1]],
+    ["the primary e-mail", "?email=userID1@example.org", [1]],
+    ["the primary e-mail in another case", "?email=USERID1@Example.org", [1]],
+    ["a secondary e-mail, with emails", "?emails=ingrid.BASE@work.example", [1]],
+    ["an internationalized address in punycode", "?email=ÆRØ.ÅSE.BASE@xn--bcher-kva.example", [2]],
+    ["the phone number", "?phoneNumber=%2B4790000001", [1]],
+    ["a family name in any case and without accents", "?familyName=aero-hansen", [2]],
+    ["a family name prefix", "?familyName=Hans*", [1]],
+    ["a given name with its accent", "?givenName=%C3%85se", [2]],
+    ["a preferred username in another case", "?preferredUsername=ingridh", [1]],
+    ["gender and locale, AND-ed", "?gender=female&locale=nb_NO", [1]],
+    ["several values of one criterion, OR-ed", "?familyName=Hansen,%C3%98stby", [1, 3]],
+    ["several values in brackets", "?familyName[]=Hansen&familyName[]=Both", [1, 8]],
+  ])("finds users by %s", async (_, query, expected) => {
+    await expectFound(query.replaceAll("ID1", String(base + 1)).replaceAll("BASE", String(base)), expected);
+  });
+
+  it("finds a user by userId and by uuid", async () => {
+    const { body } = await list("?familyName=Hansen");
+    await expectFound(`?userId=${base + 1}`, [1]);
+    await expectFound(`?uuid=${body.data[0].uuid.toUpperCase()}`, [1]);
+  });
+
+  it("does not find a secondary e-mail with email, which is the primary one", async () => {
+    const { res, body } = await list(`?email=ingrid.${base}@work.example`);
+    expect(res.status).toBe(404);
+    expect(body.error!.error_description).toBe("No users found");
+  });
+
+  it("reads an ISO-8859-1 query as the same UTF-8 query", async () => {
+    const utf8 = await expectFound("?familyName=%C3%98stby", [3]);
+    const latin1 = await expectFound("?familyName=%D8stby", [3]);
+    expect(latin1.data).toEqual(utf8.data);
+  });
+
+  it("applies since and until to published, or to updated with the updated filter (rule 2)", async () => {
+    await expectFound("?since=2020-01-02&until=2020-01-03 23:59:59", [2, 3]);
+    await expectFound("?filters=updated&since=2024-06-27&until=2024-06-28 23:59:59", [2, 3]);
+  });
+
+  it("orders by updated, newest first, with the updated filter", async () => {
+    await expectFound("?filters=updated", [1, 2, 3, 8]);
+  });
+
+  it.each([
+    ["sort=-userId", [8, 3, 2, 1]],
+    ["sort[published]=desc", [8, 3, 2, 1]],
+    ["sort=updated", [8, 3, 2, 1]],
+    ["sort=published&filters=merchant", [1, 2, 3, 7, 8]],
+  ])("sorts with %s", async (query, expected) => {
+    await expectFound(`?${query}`, expected);
+  });
+
+  it("pages with limit and offset", async () => {
+    const body = await expectFound("?limit=2&offset=1", [2, 3]);
+    expect(body.meta).toEqual({ count: 2, offset: 1 });
+    await expectFound("?limit=2&offset=1&filters=merchant", [2, 3]);
+  });
+
+  it("trims each user to the selected fields", async () => {
+    const { body } = await list("?fields=userId,email&limit=1");
+    expect(body.data).toEqual([{ userId: String(base + 1), email: `user${base + 1}@example.org` }]);
+  });
+
+  it("follows a user's status changes, which the search index copies", async () => {
+    await importData({ users: [user(10, { status: 1, name: { familyName: "Changing" } })] });
+    await expectFound("?familyName=Changing&filters=verified", [10]);
+    await expectFound("?filters=verified&sort=-userId&limit=1", [10]);
+    await importData({ users: [user(10, { status: -2, name: { familyName: "Changing" } })] });
+    await expectFound("?filters=blocked&sort=-userId&limit=1", [10]);
+    await expectFound("?filters=verified&sort=-userId&limit=1", [8]);
+  });
+});
+
+describe("GET /api/2/users: regular expressions", () => {
+  const query = (criteria: Record<string, string>) => `?${new URLSearchParams(criteria)}`;
+
+  it.each<[Record<string, string>, number[]]>([
+    [{ familyName: "/^han/i" }, [1]],
+    [{ familyName: "/ns/" }, [1, 2]],
+    [{ email: "/^user\\d+1@/" }, [1]],
+    [{ emails: "/@work\\.example$/" }, [1]],
+    [{ givenName: "/^(Ingrid|Erik)$/", gender: "male" }, [3]],
+    [{ familyName: "/^.{4,6}$/" }, [1, 3, 8]],
+    [{ familyName: "/^\\p{Lu}\\pL+$/" }, [1, 3, 8]],
+    [{ familyName: "/^h/i", filters: "merchant" }, [1]],
+  ])("%o", async (criteria, expected) => {
+    const body = await expectFound(query(criteria), expected);
+    expect(body.meta).toMatchObject({ count: expected.length, scanComplete: true });
+  });
+
+  it("reports how many rows it examined", async () => {
+    const body = await expectFound(query({ familyName: "/e/" }), [1, 2]);
+    expect(body.meta).toEqual({ count: 2, offset: 0, scanned: 4, scanComplete: true });
+  });
+
+  it.each([
+    ["a malformed pattern", "familyName=/(/", "familyName"],
+    ["a back-reference, which a linear-time engine cannot run", "familyName=/(a)%5C1/", "familyName"],
+    ["a look-ahead", "familyName=/a(%3F=b)/", "familyName"],
+    ["an unknown flag", "familyName=/a/x", "familyName"],
+    ["a repeated flag", "familyName=/a/ii", "familyName"],
+    ["two expressions for one property", "familyName[]=/a/&familyName[]=/b/", "familyName"],
+    ["an expression for userId", "userId=/1/", "userId"],
+    ["a pattern over the length limit", `familyName=/${"a".repeat(300)}/`, "familyName"],
+  ])("refuses %s", async (_, query, parameter) => {
+    await expectInvalid(`?${query}`, parameter);
+  });
+});
+
+describe("GET /api/2/users: errors", () => {
+  it("answers 404 No users found on an empty result", async () => {
+    const { res, body } = await list("?familyName=Nobody");
+    expect(res.status).toBe(404);
+    expect(body.error).toMatchObject({ error_code: 404, error_description: "No users found" });
+  });
+
+  it.each([
+    ["limit=abc", "limit"],
+    ["limit=-1", "limit"],
+    ["offset=x", "offset"],
+    ["since=not a date", "since"],
+    ["userId=abc", "userId"],
+    ["uuid=not-a-uuid", "uuid"],
+    ["email=not-an-address", "email"],
+    ["emails=a@b", "emails"],
+    ["familyName=*", "familyName"],
+    ["familyName=a*b*", "familyName"],
+    ["filters=active", "filters"],
+    ["sort=familyName", "sort"],
+    ["sort=published,userId", "sort"],
+    ["sort[userId]=up", "sort[userId]"],
+    ["fields=password", "fields"],
+  ])("refuses %s", async (query, parameter) => {
+    await expectInvalid(`?${query}`, parameter);
+  });
+
+  it("refuses an unknown parameter", async () => {
+    const { res, body } = await list("?password=x");
+    expect(res.status).toBe(400);
+    expect(body.error!.error_description).toContain("Unknown parameter");
+  });
+
+  it("refuses a user token", async () => {
+    const { res } = await list("", await userToken());
+    expect(res.status).toBe(403);
+  });
+});
+
+describe("GET /api/2/users: security", () => {
+  it("never shows a client the users of another client without the merchant filter", async () => {
+    const { res } = await list("?familyName=Sibling");
+    expect(res.status).toBe(404);
+    await expectFound("?familyName=Sibling&filters=merchant", [7]);
+  });
+
+  it("never shows another merchant's users, with or without the merchant filter", async () => {
+    for (const query of ["?familyName=Hansen&filters=merchant", `?userId=${base + 9}&filters=merchant`]) {
+      const { body } = await list(query);
+      expect(found(body)).not.toContain(9);
+    }
+    const other = await list("?familyName=Hansen", await serverToken(stranger));
+    expect(found(other.body)).toEqual([9]);
+    const { res } = await list(`?userId=${base + 1}&filters=merchant`, await serverToken(stranger));
+    expect(res.status).toBe(404);
+  });
+
+  it("shows a sibling client its own users only", async () => {
+    await expectFound("", [1, 2, 3, 8]);
+    const { body } = await list("", await serverToken(sibling));
+    expect(found(body)).toEqual([7, 8]);
+  });
+});
