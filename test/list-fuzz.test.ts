@@ -60,17 +60,20 @@ const query = fc
   .array(fc.tuple(key, value), { maxLength: 6 })
   .map((pairs) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&"));
 
-describe.each(["/api/2/users", "/api/2/products", "/api/2/digitalcontents", "/api/2/mail"])("%s with generated queries", (path) => {
-  it("never answers 5xx", async () => {
-    const token = await serverToken(await createClient({ rateLimit: { limit: 10_000, windowSeconds: 3600 } }));
-    await fc.assert(
-      fc.asyncProperty(query, async (q) => {
-        const res = await call(`${path}?${q}`, { headers: bearer(token) });
-        expect(res.status, q).toBeLessThan(500);
-        const body = await container(res);
-        expect(body.code).toBe(res.status);
-      }),
-      { numRuns: 150 },
-    );
-  }, 60_000);
-});
+describe.each(["/api/2/users", "/api/2/products", "/api/2/digitalcontents", "/api/2/mail"])(
+  "%s with generated queries",
+  (path) => {
+    it("never answers 5xx", async () => {
+      const token = await serverToken(await createClient({ rateLimit: { limit: 10_000, windowSeconds: 3600 } }));
+      await fc.assert(
+        fc.asyncProperty(query, async (q) => {
+          const res = await call(`${path}?${q}`, { headers: bearer(token) });
+          expect(res.status, q).toBeLessThan(500);
+          const body = await container(res);
+          expect(body.code).toBe(res.status);
+        }),
+        { numRuns: 150 },
+      );
+    }, 60_000);
+  },
+);
