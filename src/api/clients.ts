@@ -9,7 +9,7 @@ import { clientView } from "./views/client";
 export const clientRoutes = new Hono<AppEnv>().get(
   "/clients",
   describeRoute("List clients", "api/clients#index"),
-  requireToken("server"),
+  requireToken("clients", "server"),
   async (c) => {
     const clients = await listMerchantClients(c.get("db"), c.get("caller").merchantId);
     return respond(c, {

@@ -27,7 +27,7 @@ async function deviceHash(device: DeviceRequest): Promise<string> {
 export const deviceRoutes = new Hono<AppEnv>().post(
   "/devices",
   describeRoute("Store a device fingerprint", "api/devices#create"),
-  requireToken("user"),
+  requireToken("devices", "user"),
   validate("form", deviceRequestSchema, "api", "Invalid payload data"),
   async (c) => {
     const device = c.req.valid("form");

@@ -62,7 +62,7 @@ function digitalContentSearch(
 export const digitalContentRoutes = new Hono<AppEnv>().get(
   "/digitalcontents",
   describeRoute("List digital contents", "api/digitalcontents#index"),
-  requireToken("server"),
+  requireToken("digitalcontents", "server"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), DIGITAL_CONTENT_LIST, nowInSeconds());
     const found = await searchDigitalContents(c.get("db"), digitalContentSearch(c.get("caller").clientId, query));

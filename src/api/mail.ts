@@ -35,7 +35,7 @@ function decodeEmail(sent: string): string | null {
 export const mailRoutes = new Hono<AppEnv>().get(
   "/mail",
   describeRoute("List a user's mail", "api/mail#index"),
-  requireToken("server"),
+  requireToken("mail", "server"),
   async (c) => {
     const ids = c.req.queries("id") ?? [];
     const emails = c.req.queries("email") ?? [];

@@ -12,7 +12,7 @@ import { userView } from "./views/user";
 export const meRoutes = new Hono<AppEnv>().get(
   "/me",
   describeRoute("Get current user", "api/me#show"),
-  requireToken("user"),
+  requireToken("me", "user"),
   async (c) => {
     const profile = await findUserProfile(c.get("db"), c.get("caller").userId!);
     if (!profile) throw new ApiError(404, "invalid_request", "User not found");

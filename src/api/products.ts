@@ -60,7 +60,7 @@ function productSearch(clientId: string, query: ListQuery<ProductSort, ProductFi
 export const productRoutes = new Hono<AppEnv>().get(
   "/products",
   describeRoute("List products", "api/products#index"),
-  requireToken("any"),
+  requireToken("products", "any"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), PRODUCT_LIST, nowInSeconds());
     const found = await searchProducts(c.get("db"), productSearch(c.get("caller").clientId, query));

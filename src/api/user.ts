@@ -17,7 +17,7 @@ const notFound = () => new ApiError(404, "invalid_request", "User not found");
 export const userRoutes = new Hono<AppEnv>().get(
   "/user/:userId",
   describeRoute("Get a user", "api/user#show"),
-  requireToken("server"),
+  requireToken("user", "server"),
   async (c) => {
     const key = parseUserKey(c.req.param("userId"));
     const db = c.get("db");

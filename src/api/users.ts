@@ -170,7 +170,7 @@ function matchesAll(row: FoundUser, regexes: Plan["regexes"]): boolean {
 export const userListRoutes = new Hono<AppEnv>().get(
   "/users",
   describeRoute("Search users", "api/users#index"),
-  requireToken("server"),
+  requireToken("users", "server"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), USER_LIST, nowInSeconds());
     const caller = c.get("caller");

@@ -81,6 +81,7 @@ export async function buildImportStatements(
         rateLimit: c.rateLimit,
         jwt: c.jwt,
         resources: c.resources,
+        apiEndpoints: c.apiEndpoints,
         updated: sql`unixepoch()`,
       }),
       // A client that moves to another merchant takes its users' connections along.

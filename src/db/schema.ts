@@ -6,6 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { ApiEndpoint } from "../schemas/api-endpoints";
 
 const now = sql`(unixepoch())`;
 
@@ -70,6 +71,8 @@ export const clients = sqliteTable(
       .$type<string[]>()
       .notNull()
       .default(sql`'[]'`),
+    /** The /api/2 endpoints the client is granted (schemas/api-endpoints.ts); null for all of them. */
+    apiEndpoints: text("api_endpoints", { mode: "json" }).$type<ApiEndpoint[]>(),
     created: integer("created").notNull().default(now),
     updated: integer("updated").notNull().default(now),
   },

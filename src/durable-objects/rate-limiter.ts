@@ -1,9 +1,10 @@
 /**
  * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request:
- * it checks the client's IP allow-list, counts the request in the client's fixed window, and
+ * it checks the client's IP allow-list and endpoint grants, counts the request in the client's
+ * fixed window, and
  * tells the client's current merchant, which scopes the call. It also counts password sign-in
  * attempts per account, so that nobody holding the client's credentials can guess passwords
- * without limit. The client's policy (merchant, quota, window, allow-list) is read from D1 at most
+ * without limit. The client's policy (merchant, quota, window, allow-list, grants) is read from D1 at most
  * once a minute per client, so the request path itself touches no database; policy changes apply
  * within a minute. Counters survive eviction in the object's storage (the window in its KV,
  * sign-in attempts in a SQLite table indexed by expiry); one alarm, at most once a minute,
@@ -15,6 +16,7 @@ import { findClientPolicy } from "../db/queries/clients";
 import type { RateLimitSetting } from "../db/schema";
 import type { Bindings } from "../env";
 import { ipAllowed } from "../http/ip";
+import type { ApiEndpoint } from "../schemas/api-endpoints";
 
 /** Quota for clients without a `rateLimit` of their own. */
 export const DEFAULT_RATE_LIMIT: RateLimitSetting = { limit: 1000, windowSeconds: 3600 };
@@ -42,11 +44,17 @@ export type RateLimitFigures = {
 export type Admission =
   | { outcome: "admitted"; figures: RateLimitFigures; merchantId: number }
   | { outcome: "rate_limited"; figures: RateLimitFigures }
-  | { outcome: "ip_not_allowed" | "unknown_client" };
+  | { outcome: "ip_not_allowed" | "unknown_client" | "endpoint_not_granted" };
 
 export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
 
-type Policy = RateLimitSetting & { merchantId: number; ipAllowList: string[]; loadedAt: number };
+type Policy = RateLimitSetting & {
+  merchantId: number;
+  ipAllowList: string[];
+  /** Null when the client may call every endpoint. */
+  apiEndpoints: ApiEndpoint[] | null;
+  loadedAt: number;
+};
 /** The client's request window. */
 type Counter = { endsAt: number; count: number };
 type SignInAttempts = { count: number; ends_at: number };
@@ -63,11 +71,15 @@ export class RateLimiter extends DurableObject<Bindings> {
     ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS sign_in_attempts_ends_at ON sign_in_attempts (ends_at)");
   }
 
-  async admit(clientId: string, ip: string | null): Promise<Admission> {
+  /** Admits a call of `endpoint`: allowed address, granted endpoint, then quota; a refusal spends none. */
+  async admit(clientId: string, ip: string | null, endpoint: ApiEndpoint): Promise<Admission> {
     const policy = await this.currentPolicy(clientId);
     if (!policy) return { outcome: "unknown_client" };
     if (!ipAllowed(policy.ipAllowList, ip)) {
       return { outcome: "ip_not_allowed" };
+    }
+    if (policy.apiEndpoints !== null && !policy.apiEndpoints.includes(endpoint)) {
+      return { outcome: "endpoint_not_granted" };
     }
     const now = Date.now();
     let window = (this.window ??= this.ctx.storage.kv.get<Counter>(WINDOW_KEY));
@@ -150,6 +162,7 @@ export class RateLimiter extends DurableObject<Bindings> {
           ...(row.rateLimit ?? DEFAULT_RATE_LIMIT),
           merchantId: row.merchantId,
           ipAllowList: row.ipAllowList,
+          apiEndpoints: row.apiEndpoints,
           loadedAt: Date.now(),
         }
       : null;

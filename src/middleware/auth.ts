@@ -2,6 +2,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import { type AccessTokenClaims, type TokenKind, verifyAccessToken } from "../oauth/tokens";
+import type { ApiEndpoint } from "../schemas/api-endpoints";
 import { enforceClientLimits } from "./rate-limit";
 
 /** Longer than any token we issue; anything bigger is rejected before parsing. */
@@ -14,14 +15,14 @@ export type Caller = AccessTokenClaims & {
 };
 
 /**
- * Route middleware for endpoints that need an access token (spec "Authentication"): verifies the
- * token (no database), lets the client's rate limiter admit the request, then checks that the
- * token is of the kind the endpoint requires.
+ * Route middleware for `endpoint`, which needs an access token (spec "Authentication"): verifies
+ * the token (no database), lets the client's rate limiter admit the request (the client must be
+ * granted the endpoint), then checks that the token is of the kind the endpoint requires.
  */
-export function requireToken(accepted: TokenKind | "any") {
+export function requireToken(endpoint: ApiEndpoint, accepted: TokenKind | "any") {
   return createMiddleware<AppEnv>(async (c, next) => {
     const claims = await verifyAccessToken(c.env, bearerToken(c.req.raw));
-    const merchantId = await enforceClientLimits(c, claims.clientId);
+    const merchantId = await enforceClientLimits(c, claims.clientId, endpoint);
     if (accepted !== "any" && claims.kind !== accepted) {
       throw new OAuthError(403, "access_denied", `Access token rejected: this endpoint requires a ${accepted} token`);
     }

@@ -8,6 +8,7 @@
  */
 import * as z from "zod";
 import { redirectUriProblem } from "../oauth/redirect-uri";
+import { API_ENDPOINTS } from "./api-endpoints";
 import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
 
 export const USER_STATUSES = [1, 0, -1, -2, -3] as const;
@@ -90,6 +91,12 @@ const client = z
       .array(z.string().regex(/^[a-z0-9.-]{1,253}(?::\d{1,5})?$/i, "resources are domain names"))
       .max(LIMITS.resources)
       .default([]),
+    /** The /api/2 endpoints the client may call; absent or null for every one. */
+    apiEndpoints: z
+      .array(z.enum(API_ENDPOINTS))
+      .refine((endpoints) => new Set(endpoints).size === endpoints.length, "each endpoint at most once")
+      .nullable()
+      .default(null),
   })
   .refine((c) => c.defaultRedirectUri === null || c.redirectUris.includes(c.defaultRedirectUri), {
     message: "defaultRedirectUri must be one of redirectUris",

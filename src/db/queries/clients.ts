@@ -15,7 +15,12 @@ export async function listMerchantClients(db: Database, merchantId: number): Pro
 /** What the rate limiter checks for a client on every API call. */
 export async function findClientPolicy(db: Database, id: string) {
   return db
-    .select({ merchantId: clients.merchantId, rateLimit: clients.rateLimit, ipAllowList: clients.ipAllowList })
+    .select({
+      merchantId: clients.merchantId,
+      rateLimit: clients.rateLimit,
+      ipAllowList: clients.ipAllowList,
+      apiEndpoints: clients.apiEndpoints,
+    })
     .from(clients)
     .where(eq(clients.id, id))
     .get();

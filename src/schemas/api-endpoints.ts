@@ -1,0 +1,16 @@
+/**
+ * The /api/2 endpoints a client may be granted (the import's `apiEndpoints`), by the name of
+ * their path. Status and version are public and need no grant.
+ */
+export const API_ENDPOINTS = [
+  "clients",
+  "me",
+  "users",
+  "user",
+  "mail",
+  "digitalcontents",
+  "products",
+  "devices",
+] as const;
+
+export type ApiEndpoint = (typeof API_ENDPOINTS)[number];

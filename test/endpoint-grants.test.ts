@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { API_ENDPOINTS } from "../src/schemas/api-endpoints";
+import { describeImportErrors, importFileSchema } from "../src/schemas/import";
+import { bearer, call, container, ingrid, serverToken, userToken } from "./helpers/http";
+import { createClient } from "./helpers/seed";
+
+const NOT_GRANTED = "Client is not authorized to access this API endpoint (access must be requested)";
+
+/** One call of each granted endpoint, with the token kind it takes. */
+const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "server" | "user"; init?: RequestInit }> = {
+  clients: { path: "/api/2/clients", token: "server" },
+  me: { path: "/api/2/me", token: "user" },
+  users: { path: "/api/2/users", token: "server" },
+  user: { path: "/api/2/user/1001", token: "server" },
+  mail: { path: "/api/2/mail?id=1001", token: "server" },
+  digitalcontents: { path: "/api/2/digitalcontents", token: "server" },
+  products: { path: "/api/2/products", token: "server" },
+  devices: {
+    path: "/api/2/devices",
+    token: "user",
+    init: {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: "deviceId=grant-test&platform=iPhone&applicationName=Reader",
+    },
+  },
+};
+
+async function clientWith(apiEndpoints: string[] | null) {
+  const client = await createClient({ apiEndpoints, autoApprove: true });
+  const tokens = {
+    server: await serverToken(client),
+    user: await userToken(ingrid, { ...client, redirectUris: ["https://test.example/callback"] }),
+  };
+  return async (endpoint: keyof typeof CALLS) => {
+    const { path, token, init = {} } = CALLS[endpoint];
+    const res = await call(path, { ...init, headers: { ...bearer(tokens[token]), ...init.headers } });
+    return { res, body: await container(res) };
+  };
+}
+
+describe("endpoint grants (the import's apiEndpoints)", () => {
+  it("lets a client without a grant list call every endpoint", async () => {
+    const callAs = await clientWith(null);
+    for (const endpoint of API_ENDPOINTS) {
+      const { res } = await callAs(endpoint);
+      expect(res.status, endpoint).not.toBe(403);
+    }
+  });
+
+  it("refuses every endpoint not in the list with the spec's 403, and serves the listed ones", async () => {
+    const callAs = await clientWith(["products", "me"]);
+    // A fresh client has no products: its 404 shows the call was let through.
+    expect((await callAs("products")).body.error?.error_description).toBe("No products found");
+    expect((await callAs("me")).res.status).toBe(200);
+    for (const endpoint of API_ENDPOINTS.filter((e) => e !== "products" && e !== "me")) {
+      const { res, body } = await callAs(endpoint);
+      expect(res.status, endpoint).toBe(403);
+      expect(body.error).toEqual({
+        error: "access_denied",
+        error_code: 403,
+        type: "OAuthException",
+        error_description: NOT_GRANTED,
+      });
+    }
+  });
+
+  it("does not spend the quota on a refused endpoint", async () => {
+    const callAs = await clientWith(["products", "me"]);
+    const before = (await callAs("products")).body.request.remaining;
+    await callAs("users");
+    await callAs("clients");
+    expect((await callAs("products")).body.request.remaining).toBe(before - 1);
+  });
+
+  it("refuses an empty list for everything", async () => {
+    const callAs = await clientWith([]);
+    expect((await callAs("products")).res.status).toBe(403);
+  });
+
+  it("never answers the public endpoints with the grant's 403", async () => {
+    expect((await call("/api/2/status")).status).toBe(200);
+    expect((await call("/api/2/version")).status).toBe(200);
+  });
+
+  it.each([
+    ["an unknown endpoint", ["products", "orders"], "clients[0].apiEndpoints[1]"],
+    ["a repeated endpoint", ["products", "products"], "clients[0].apiEndpoints"],
+  ])("refuses %s at import", (_, apiEndpoints, path) => {
+    const parsed = importFileSchema.safeParse({
+      clients: [{ id: "c", secret: "a secret of sixteen+", name: "c", merchantId: 1, apiEndpoints }],
+    });
+    expect(parsed.success).toBe(false);
+    expect(describeImportErrors(parsed.error!).some((line) => line.startsWith(`${path}:`))).toBe(true);
+  });
+});
