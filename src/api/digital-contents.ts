@@ -10,6 +10,7 @@ import {
   searchDigitalContents,
 } from "../db/queries/digital-contents";
 import type { AppEnv } from "../env";
+import { readableClientId } from "./client-scope";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { integerValues, type ListQuery, type ListSpec, pageOf, parseListQuery, respondPage } from "../http/list-query";
@@ -20,7 +21,7 @@ import { DIGITAL_CONTENT_FIELDS, type DigitalContentField, digitalContentView } 
 const STATUS_FILTERS: Record<string, number[] | null> = { active: [1], expired: [0], all: null, none: null };
 const NOT_EXCLUDED = [1, 0];
 
-type Criterion = "userId" | "status" | "productId" | "parentProductId";
+type Criterion = "userId" | "status" | "productId" | "parentProductId" | "clientId";
 
 const DIGITAL_CONTENT_LIST: ListSpec<DigitalContentSort, DigitalContentField, Criterion> = {
   sorts: ["userProductId", "productId", "userId", "status", "created", "updated"],
@@ -32,7 +33,7 @@ const DIGITAL_CONTENT_LIST: ListSpec<DigitalContentSort, DigitalContentField, Cr
   typeFilters: [],
   otherFilters: ["updated"],
   fields: DIGITAL_CONTENT_FIELDS,
-  criteria: ["userId", "status", "productId", "parentProductId"],
+  criteria: ["userId", "status", "productId", "parentProductId", "clientId"],
 };
 
 /** The statuses to show: those the filters select (any, with `all`), narrowed by `status=`. */
@@ -65,7 +66,8 @@ export const digitalContentRoutes = new Hono<AppEnv>().get(
   requireToken("digitalcontents", "server"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), DIGITAL_CONTENT_LIST, nowInSeconds());
-    const found = await searchDigitalContents(c.get("db"), digitalContentSearch(c.get("caller").clientId, query));
+    const clientId = await readableClientId(c, query.where.clientId);
+    const found = await searchDigitalContents(c.get("db"), digitalContentSearch(clientId, query));
     return respondPage(c, "DigitalContents", query, found, digitalContentView);
   },
 );

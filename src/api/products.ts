@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { type ProductSearch, type ProductSort, searchProducts } from "../db/queries/products";
 import type { AppEnv } from "../env";
+import { readableClientId } from "./client-scope";
 import { ApiError } from "../errors";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
@@ -25,7 +26,7 @@ const STATUS_FILTERS: Record<string, number> = {
 const TYPE_FILTERS: Record<string, number> = { subscription: 2, content: 3 };
 const NOT_DELETED = [0, 1, 2, 3];
 
-type Criterion = "productId" | "name" | "code" | "price" | "parentProductId";
+type Criterion = "productId" | "name" | "code" | "price" | "parentProductId" | "clientId";
 
 const PRODUCT_LIST: ListSpec<ProductSort, ProductField, Criterion> = {
   sorts: ["productId", "name", "code", "price", "created", "changed", "status", "type"],
@@ -37,7 +38,7 @@ const PRODUCT_LIST: ListSpec<ProductSort, ProductField, Criterion> = {
   typeFilters: Object.keys(TYPE_FILTERS),
   otherFilters: ["updated"],
   fields: PRODUCT_FIELDS,
-  criteria: ["productId", "name", "code", "price", "parentProductId"],
+  criteria: ["productId", "name", "code", "price", "parentProductId", "clientId"],
 };
 
 function productSearch(clientId: string, query: ListQuery<ProductSort, ProductField, Criterion>): ProductSearch {
@@ -63,7 +64,8 @@ export const productRoutes = new Hono<AppEnv>().get(
   requireToken("products", "any"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), PRODUCT_LIST, nowInSeconds());
-    const found = await searchProducts(c.get("db"), productSearch(c.get("caller").clientId, query));
+    const clientId = await readableClientId(c, query.where.clientId);
+    const found = await searchProducts(c.get("db"), productSearch(clientId, query));
     if (found.length === 0) throw new ApiError(404, "invalid_request", "No products found");
     return respondPage(c, "Products", query, found, productView);
   },

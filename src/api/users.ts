@@ -17,6 +17,7 @@ import {
 import { findUserProfiles } from "../db/queries/users";
 import { searchKey } from "../db/search-key";
 import type { AppEnv } from "../env";
+import { readableClientId } from "./client-scope";
 import { ApiError } from "../errors";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
@@ -42,7 +43,7 @@ const REGEX_SCAN_ROWS = 5000;
 const REGEX_FLAGS: Record<string, number> = { i: RE2JS.CASE_INSENSITIVE, m: RE2JS.MULTILINE, s: RE2JS.DOTALL };
 const NAME_PROPERTIES: readonly NameProperty[] = ["familyName", "givenName", "displayName", "preferredUsername"];
 
-type Criterion = TextProperty | "userId";
+type Criterion = TextProperty | "userId" | "clientId";
 
 const USER_LIST: ListSpec<UserSort, UserField, Criterion> = {
   sorts: ["userId", "published", "updated"],
@@ -66,6 +67,7 @@ const USER_LIST: ListSpec<UserSort, UserField, Criterion> = {
     "gender",
     "locale",
     "utcOffset",
+    "clientId",
   ],
 };
 
@@ -117,11 +119,13 @@ function nameMatch(name: NameProperty, values: string[]): NameMatch {
 
 type Plan = { search: UserSearch; regexes: Partial<Record<TextProperty, RE2JS>> };
 
-function plan(caller: { clientId: string; merchantId: number }, query: UserQuery): Plan {
+/** The search `query` asks for among the users of `scope`'s client (or its merchant). */
+function plan(scope: { clientId: string; merchantId: number }, query: UserQuery): Plan {
   const { filters, where } = query;
   const regexes: Partial<Record<TextProperty, RE2JS>> = {};
   const exact: Partial<Record<Criterion, string[]>> = {};
-  for (const [name, values] of Object.entries(where) as [Criterion, string[]][]) {
+  const { clientId: _, ...criteria } = where;
+  for (const [name, values] of Object.entries(criteria) as [TextProperty | "userId", string[]][]) {
     const parsed = splitValues(name, values);
     if ("regex" in parsed) {
       if (name === "userId") throw invalid(name);
@@ -135,7 +139,7 @@ function plan(caller: { clientId: string; merchantId: number }, query: UserQuery
   }
   const search: UserSearch = {
     ...pageOf(query),
-    scope: filters.other.includes("merchant") ? { merchantId: caller.merchantId } : { clientId: caller.clientId },
+    scope: filters.other.includes("merchant") ? { merchantId: scope.merchantId } : { clientId: scope.clientId },
     statuses: filters.status.length > 0 ? filters.status.map((filter) => STATUS_FILTERS[filter]!) : ACTIVE,
     timeColumn: filters.other.includes("updated") ? "updated" : "published",
     legacyIds: exact.id,
@@ -173,8 +177,9 @@ export const userListRoutes = new Hono<AppEnv>().get(
   requireToken("users", "server"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), USER_LIST, nowInSeconds());
-    const caller = c.get("caller");
-    const { search, regexes } = plan(caller, query);
+    // The client read acts as the calling client, for the search and for the views (rule 2).
+    const clientId = await readableClientId(c, query.where.clientId);
+    const { search, regexes } = plan({ clientId, merchantId: c.get("caller").merchantId }, query);
     const db = c.get("db");
     let found: FoundUser[];
     let scan = {};
@@ -192,7 +197,7 @@ export const userListRoutes = new Hono<AppEnv>().get(
     );
     if (profiles.length === 0) throw new ApiError(404, "invalid_request", "No users found");
     const view = (profile: (typeof profiles)[number]) =>
-      profile.connections.some((connection) => connection.clientId === caller.clientId)
+      profile.connections.some((connection) => connection.clientId === clientId)
         ? userView(profile)
         : limitedUserView(profile);
     return respondPage(c, "Users", query, profiles, view, scan);

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import type { Database } from "../client";
 import { clients } from "../schema";
 
@@ -24,4 +24,13 @@ export async function findClientPolicy(db: Database, id: string) {
     .from(clients)
     .where(eq(clients.id, id))
     .get();
+}
+
+/** The named clients' merchants and admin flags, for deciding who may read whose data. */
+export async function findClientRights(db: Database, ids: string[]) {
+  return db
+    .select({ id: clients.id, merchantId: clients.merchantId, admin: clients.admin })
+    .from(clients)
+    .where(inArray(clients.id, ids))
+    .all();
 }
