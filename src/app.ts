@@ -21,7 +21,7 @@ import type { AppEnv } from "./env";
 import { ApiError, toApiError } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
-import { attachDatabase, noSniff, readRequest, selectFormat } from "./middleware/request";
+import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
 import { oauthRoutes } from "./oauth/routes";
 import { publicKeySet } from "./oauth/tokens";
 
@@ -29,7 +29,7 @@ const API_BASE = `/api/${API_VERSION}`;
 
 export const app = new Hono<AppEnv>({ getPath: (request) => routingPath(getPath(request)) });
 
-app.use(noSniff, readRequest, attachDatabase);
+app.use(noSniff, serverTiming, readRequest, attachDatabase);
 app.use("/api/*", selectFormat);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 

@@ -1,4 +1,4 @@
-import type { Database } from "./db/client";
+import type { D1Usage, Database } from "./db/client";
 import type { RateLimiter, RateLimitFigures } from "./durable-objects/rate-limiter";
 import type { RouteInfo } from "./http/container";
 import type { ResponseFormat } from "./http/format";
@@ -23,6 +23,11 @@ export type Variables = {
   route: RouteInfo;
   caller: Caller;
   rateLimit: RateLimitFigures;
+  /** Set outside production only (middleware/request.ts serverTiming). */
+  timing?: RequestTiming;
 };
+
+/** Where one request's time went, in milliseconds. */
+export type RequestTiming = { started: number; d1: D1Usage; durableObjectMs: number };
 
 export type AppEnv = { Bindings: Bindings; Variables: Variables };

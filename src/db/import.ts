@@ -24,7 +24,7 @@ import { CURRENT_LOCATION } from "./schema";
 
 /** Any async SQLite driver: D1 in the Worker, a statement recorder in the Node import script. */
 // biome-ignore lint/suspicious/noExplicitAny: the driver's result type is irrelevant here
-export type AnyDatabase = BaseSQLiteDatabase<"async", any, typeof s>;
+export type AnyDatabase = BaseSQLiteDatabase<"async", any, any>;
 /** A batchable statement that can also render itself as SQL with parameters. */
 export type ImportStatement = BatchItem<"sqlite"> & { toSQL(): { sql: string; params: unknown[] } };
 

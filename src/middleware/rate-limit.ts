@@ -15,7 +15,10 @@ export async function enforceClientLimits(
   clientId: string,
   endpoint: ApiEndpoint,
 ): Promise<number> {
+  const started = performance.now();
   const admission = await rateLimiterFor(c.env, clientId).admit(clientId, clientIp(c.req.raw), endpoint);
+  const timing = c.get("timing");
+  if (timing) timing.durableObjectMs += performance.now() - started;
   switch (admission.outcome) {
     case "unknown_client":
       throw new OAuthError(404, "invalid_client_id", "Unknown client ID");

@@ -1,7 +1,7 @@
 /** The request pipeline every request passes first (order set in app.ts). */
 import { createMiddleware } from "hono/factory";
-import { openDatabase } from "../db/client";
-import type { AppEnv } from "../env";
+import { measuredD1, newD1Usage, openDatabase } from "../db/client";
+import type { AppEnv, RequestTiming } from "../env";
 import { ApiError } from "../errors";
 import { normalizeRequestEncoding } from "../http/encoding";
 import { formatOf } from "../http/format";
@@ -91,8 +91,31 @@ async function readAtMost(
 }
 
 export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
-  c.set("db", openDatabase(c.env.DB));
+  const usage = c.get("timing")?.d1;
+  c.set("db", openDatabase(usage ? measuredD1(c.env.DB, usage) : c.env.DB));
   await next();
+});
+
+/**
+ * Outside production, every response says where its time went (`Server-Timing`): D1 (queries,
+ * time, rows read as D1 reports them), the client's Durable Object, and the whole request as the
+ * Worker saw it. Production skips the measuring altogether.
+ */
+export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.env.ENVIRONMENT === "production") return next();
+  const timing: RequestTiming = { started: performance.now(), d1: newD1Usage(), durableObjectMs: 0 };
+  c.set("timing", timing);
+  await next();
+  const { d1 } = timing;
+  const uncounted = d1.uncounted > 0 ? `, ${d1.uncounted} without a row count` : "";
+  c.res.headers.set(
+    "Server-Timing",
+    [
+      `d1;dur=${d1.milliseconds.toFixed(1)};desc="${d1.queries} queries, ${d1.rowsRead} rows read${uncounted}"`,
+      `do;dur=${timing.durableObjectMs.toFixed(1)}`,
+      `total;dur=${(performance.now() - timing.started).toFixed(1)}`,
+    ].join(", "),
+  );
 });
 
 /**

@@ -1,0 +1,35 @@
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { BASE, bearer, call, serverToken } from "./helpers/http";
+
+const TIMING =
+  /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read(?:, (\d+) without a row count)?", do;dur=([\d.]+), total;dur=([\d.]+)$/;
+
+describe("Server-Timing", () => {
+  it("reports D1 queries and rows read, the Durable Object and the total of an API call", async () => {
+    const res = await call("/api/2/users?limit=2", { headers: bearer(await serverToken()) });
+    expect(res.status).toBe(200);
+    const [, queries, rowsRead, uncounted] = TIMING.exec(res.headers.get("Server-Timing") ?? "") ?? [];
+    // The page (one query), then its users' profiles (one batch of six).
+    expect(Number(queries)).toBe(7);
+    expect(Number(rowsRead)).toBeGreaterThan(0);
+    expect(uncounted).toBeUndefined();
+  });
+
+  it("reports no D1 or Durable Object work for the status endpoint, and errors too", async () => {
+    const status = await call("/api/2/status");
+    expect(status.headers.get("Server-Timing")).toMatch(/^d1;dur=0\.0;desc="0 queries, 0 rows read", do;dur=0\.0, /);
+    const refused = await call("/api/2/users", { headers: bearer("not-a-token") });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("Server-Timing")).toMatch(TIMING);
+  });
+
+  it("is not sent in production", async () => {
+    const request = new Request(`${BASE}/api/2/status`);
+    const res = await worker.fetch(request, { ...env, ENVIRONMENT: "production" }, createExecutionContext());
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Server-Timing")).toBeNull();
+  });
+});
