@@ -10,6 +10,7 @@ import { getPath } from "hono/utils/url";
 import { clientRoutes } from "./api/clients";
 import { deviceRoutes } from "./api/devices";
 import { digitalContentRoutes } from "./api/digital-contents";
+import { documentationRoutes } from "./api/docs";
 import { mailRoutes } from "./api/mail";
 import { meRoutes } from "./api/me";
 import { productRoutes } from "./api/products";
@@ -22,7 +23,7 @@ import { ApiError, toApiError } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
-import { oauthRoutes } from "./oauth/routes";
+import { describeKeySet, oauthRoutes } from "./oauth/routes";
 import { publicKeySet } from "./oauth/tokens";
 
 const API_BASE = `/api/${API_VERSION}`;
@@ -34,7 +35,7 @@ app.use("/api/*", selectFormat);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 
 app.route("/oauth", oauthRoutes);
-app.get("/.well-known/jwks.json", async (c) =>
+app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>
   c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }),
 );
 app.route(API_BASE, statusRoutes);
@@ -47,6 +48,10 @@ app.route(API_BASE, deviceRoutes);
 app.route(API_BASE, mailRoutes);
 app.route(API_BASE, userListRoutes);
 app.route(API_BASE, userRoutes);
+app.route(
+  API_BASE,
+  documentationRoutes(() => app.routes),
+);
 
 app.notFound((c) => renderError(c, notFoundError(c.req.path)));
 app.onError((err, c) => renderError(c, toApiError(err)));

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { DIGITAL_CONTENT_FIELDS } from "../src/api/views/digital-content";
+import { DIGITAL_CONTENT_FIELDS } from "../src/schemas/responses/digital-content";
 import { bearer, call, type Container, container, serverToken, userToken, webClient } from "./helpers/http";
 import { createClient, createUser, importData } from "./helpers/seed";
 

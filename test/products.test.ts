@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { PRODUCT_FIELDS } from "../src/api/views/product";
+import { PRODUCT_FIELDS } from "../src/schemas/responses/product";
 import { bearer, call, type Container, container, serverToken, userToken, webClient } from "./helpers/http";
 import { createClient, importData } from "./helpers/seed";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LIMITED_USER_FIELDS } from "../src/api/views/user";
+import { LIMITED_USER_FIELDS } from "../src/schemas/responses/user";
 import {
   appClient,
   bearer,

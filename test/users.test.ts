@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { LIMITED_USER_FIELDS, USER_FIELDS } from "../src/api/views/user";
+import { LIMITED_USER_FIELDS, USER_FIELDS } from "../src/schemas/responses/user";
 import { bearer, call, type Container, container, serverToken, userToken } from "./helpers/http";
 import { createClient, importData } from "./helpers/seed";
 

@@ -1,5 +1,7 @@
 /** GET /api/2/clients: the caller's merchant's clients, keyed by client ID. Server token. */
 import { Hono } from "hono";
+import * as z from "zod/mini";
+import { clientSchema } from "../schemas/responses/client";
 import { listMerchantClients } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { describeRoute, respond } from "../http/container";
@@ -8,7 +10,11 @@ import { clientView } from "./views/client";
 
 export const clientRoutes = new Hono<AppEnv>().get(
   "/clients",
-  describeRoute("List clients", "api/clients#index"),
+  describeRoute({
+    name: "List clients",
+    controller: "api/clients#index",
+    success: { data: z.record(z.string(), clientSchema) },
+  }),
   requireToken("clients", "server"),
   async (c) => {
     const clients = await listMerchantClients(c.get("db"), c.get("caller").merchantId);

@@ -15,6 +15,7 @@ import { nowInSeconds } from "../http/datetime";
 import { validate } from "../http/validation";
 import { requireToken } from "../middleware/auth";
 import { type DeviceRequest, deviceRequestSchema } from "../schemas/devices";
+import { deviceFingerprintSchema } from "../schemas/responses/service";
 
 const UNIFIED_PLATFORMS: Record<DeviceRequest["platform"], string> = { iPad: "ios", iPhone: "ios", Android: "android" };
 
@@ -26,7 +27,11 @@ async function deviceHash(device: DeviceRequest): Promise<string> {
 
 export const deviceRoutes = new Hono<AppEnv>().post(
   "/devices",
-  describeRoute("Store a device fingerprint", "api/devices#create"),
+  describeRoute({
+    name: "Store a device fingerprint",
+    controller: "api/devices#create",
+    success: { status: 201, data: deviceFingerprintSchema },
+  }),
   requireToken("devices", "user"),
   validate("form", deviceRequestSchema, "api", "Invalid payload data"),
   async (c) => {

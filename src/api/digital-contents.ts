@@ -13,9 +13,23 @@ import type { AppEnv } from "../env";
 import { readableClientId } from "./client-scope";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
-import { integerValues, type ListQuery, type ListSpec, pageOf, parseListQuery, respondPage } from "../http/list-query";
+import {
+  integerValues,
+  type ListQuery,
+  type ListSpec,
+  pageOf,
+  parseListQuery,
+  respondPage,
+  listParameters,
+} from "../http/list-query";
 import { requireToken } from "../middleware/auth";
-import { DIGITAL_CONTENT_FIELDS, type DigitalContentField, digitalContentView } from "./views/digital-content";
+import * as z from "zod/mini";
+import {
+  DIGITAL_CONTENT_FIELDS,
+  type DigitalContentField,
+  digitalContentSchema,
+} from "../schemas/responses/digital-content";
+import { digitalContentView } from "./views/digital-content";
 
 /** Status filters and the statuses they select (1 active, 0 expired, -1 deleted, -2 blocked). */
 const STATUS_FILTERS: Record<string, number[] | null> = { active: [1], expired: [0], all: null, none: null };
@@ -62,7 +76,15 @@ function digitalContentSearch(
 
 export const digitalContentRoutes = new Hono<AppEnv>().get(
   "/digitalcontents",
-  describeRoute("List digital contents", "api/digitalcontents#index"),
+  describeRoute({
+    name: "List digital contents",
+    controller: "api/digitalcontents#index",
+    parameters: listParameters(DIGITAL_CONTENT_LIST, {
+      parentProductId: "The product and its child products",
+      clientId: "Another client of the merchant to read (admin clients only)",
+    }),
+    success: { data: z.array(digitalContentSchema), collection: true },
+  }),
   requireToken("digitalcontents", "server"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), DIGITAL_CONTENT_LIST, nowInSeconds());

@@ -4,6 +4,8 @@
  * only users connected to the calling client are shown (README "Mail").
  */
 import { Hono } from "hono";
+import * as z from "zod/mini";
+import { mailSchema } from "../schemas/responses/mail";
 import { findVisibleMailOwner, listMails, type MailOwner } from "../db/queries/mails";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -34,7 +36,20 @@ function decodeEmail(sent: string): string | null {
 
 export const mailRoutes = new Hono<AppEnv>().get(
   "/mail",
-  describeRoute("List a user's mail", "api/mail#index"),
+  describeRoute({
+    name: "List a user's mail",
+    controller: "api/mail#index",
+    parameters: [
+      { name: "id", in: "query", description: "The user's uuid or userId", schema: { type: "string" } },
+      {
+        name: "email",
+        in: "query",
+        description: "Any of the user's e-mail addresses, Base64",
+        schema: { type: "string" },
+      },
+    ],
+    success: { data: z.array(mailSchema), collection: true },
+  }),
   requireToken("mail", "server"),
   async (c) => {
     const ids = c.req.queries("id") ?? [];

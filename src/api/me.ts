@@ -1,5 +1,6 @@
 /** GET /api/2/me: the User object of the token's own user. User token. */
 import { Hono } from "hono";
+import { userSchema } from "../schemas/responses/user";
 import { findUserProfile } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv } from "../env";
@@ -11,7 +12,7 @@ import { userView } from "./views/user";
 
 export const meRoutes = new Hono<AppEnv>().get(
   "/me",
-  describeRoute("Get current user", "api/me#show"),
+  describeRoute({ name: "Get current user", controller: "api/me#show", success: { data: userSchema } }),
   requireToken("me", "user"),
   async (c) => {
     const profile = await findUserProfile(c.get("db"), c.get("caller").userId!);

@@ -10,9 +10,19 @@ import { readableClientId } from "./client-scope";
 import { ApiError } from "../errors";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
-import { integerValues, type ListQuery, type ListSpec, pageOf, parseListQuery, respondPage } from "../http/list-query";
+import {
+  integerValues,
+  type ListQuery,
+  type ListSpec,
+  pageOf,
+  parseListQuery,
+  respondPage,
+  listParameters,
+} from "../http/list-query";
 import { requireToken } from "../middleware/auth";
-import { PRODUCT_FIELDS, type ProductField, productView } from "./views/product";
+import * as z from "zod/mini";
+import { PRODUCT_FIELDS, type ProductField, productSchema } from "../schemas/responses/product";
+import { productView } from "./views/product";
 
 /** Status filters and the product statuses they select. */
 const STATUS_FILTERS: Record<string, number> = {
@@ -60,7 +70,14 @@ function productSearch(clientId: string, query: ListQuery<ProductSort, ProductFi
 
 export const productRoutes = new Hono<AppEnv>().get(
   "/products",
-  describeRoute("List products", "api/products#index"),
+  describeRoute({
+    name: "List products",
+    controller: "api/products#index",
+    parameters: listParameters(PRODUCT_LIST, {
+      clientId: "Another client of the merchant to read (admin clients only)",
+    }),
+    success: { data: z.array(productSchema), collection: true },
+  }),
   requireToken("products", "any"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), PRODUCT_LIST, nowInSeconds());

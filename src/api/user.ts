@@ -4,19 +4,27 @@
  * in the spec's limited view; anyone else, as an unknown user, is a 404 (README "User by id").
  */
 import { Hono } from "hono";
+import * as z from "zod/mini";
 import { findUserIdByUuid, findUserProfile } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { parseUserKey } from "../http/user-key";
 import { requireToken } from "../middleware/auth";
+import { limitedUserSchema, userSchema } from "../schemas/responses/user";
 import { limitedUserView, userView } from "./views/user";
 
 const notFound = () => new ApiError(404, "invalid_request", "User not found");
 
 export const userRoutes = new Hono<AppEnv>().get(
   "/user/:userId",
-  describeRoute("Get a user", "api/user#show"),
+  describeRoute({
+    name: "Get a user",
+    controller: "api/user#show",
+    description:
+      "`userId` is the userId or the uuid. Full view for a user of the calling client, limited (rule 2) for one of its merchant's other clients.",
+    success: { data: z.union([userSchema, limitedUserSchema]) },
+  }),
   requireToken("user", "server"),
   async (c) => {
     const key = parseUserKey(c.req.param("userId"));

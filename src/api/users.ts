@@ -5,6 +5,7 @@
  */
 import { Hono } from "hono";
 import { RE2JS } from "re2js";
+import * as z from "zod/mini";
 import {
   findUsers,
   type FoundUser,
@@ -23,6 +24,7 @@ import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import {
   integerValues,
+  listParameters,
   type ListQuery,
   type ListSpec,
   pageOf,
@@ -33,7 +35,8 @@ import {
 import { parseUserKey } from "../http/user-key";
 import { requireToken } from "../middleware/auth";
 import { canonicalEmailAddress } from "../schemas/email-address";
-import { limitedUserView, USER_FIELDS, type UserField, userView } from "./views/user";
+import { limitedUserSchema, USER_FIELDS, type UserField, userSchema } from "../schemas/responses/user";
+import { limitedUserView, userView } from "./views/user";
 
 /** Status filters and the user statuses they select; without any, the active ones (spec rule 1). */
 const STATUS_FILTERS: Record<string, number> = { verified: 1, unverified: 0, inactive: -1, blocked: -2, deleted: -3 };
@@ -173,7 +176,19 @@ function matchesAll(row: FoundUser, regexes: Plan["regexes"]): boolean {
 
 export const userListRoutes = new Hono<AppEnv>().get(
   "/users",
-  describeRoute("Search users", "api/users#index"),
+  describeRoute({
+    name: "Search users",
+    controller: "api/users#index",
+    description: 'README "Users": exact, fuzzy and `/regular expression/flags` criteria, AND-ed.',
+    parameters: listParameters(USER_LIST, {
+      familyName: "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)",
+      givenName: "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)",
+      displayName: "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)",
+      preferredUsername: "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)",
+      clientId: "Another client of the merchant to read (admin clients only)",
+    }),
+    success: { data: z.array(z.union([userSchema, limitedUserSchema])), collection: true },
+  }),
   requireToken("users", "server"),
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), USER_LIST, nowInSeconds());

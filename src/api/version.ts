@@ -1,12 +1,14 @@
 /** GET /api/2/version: the version object, no token. */
 import { Hono } from "hono";
+import * as z from "zod/mini";
+import { versionSchema } from "../schemas/responses/service";
 import type { AppEnv } from "../env";
 import { API_VERSION, describeRoute, respond } from "../http/container";
 import { formatDatetime, nowInSeconds, TIME_ZONE } from "../http/datetime";
 
 export const WEB_VERSION = "2.14.0";
 
-export function versionObject() {
+export function versionObject(): z.infer<typeof versionSchema> {
   return {
     apiVersion: API_VERSION,
     apiRevision: "0",
@@ -17,6 +19,8 @@ export function versionObject() {
   };
 }
 
-export const versionRoutes = new Hono<AppEnv>().get("/version", describeRoute("Get version", "api/version#show"), (c) =>
-  respond(c, { object: "Version", data: versionObject() }),
+export const versionRoutes = new Hono<AppEnv>().get(
+  "/version",
+  describeRoute({ name: "Get version", controller: "api/version#show", success: { data: versionSchema } }),
+  (c) => respond(c, { object: "Version", data: versionObject() }),
 );

@@ -3,10 +3,13 @@
  * `respond` renders success, `respondError` failures; both honour the request's format.
  */
 import type { Context } from "hono";
+import type { $ZodType } from "zod/v4/core";
 import { routePath } from "hono/route";
 import type { AppEnv } from "../env";
 import type { ApiError, ErrorBody } from "../errors";
 import type { RateLimitFigures } from "../durable-objects/rate-limiter";
+import { containerSchema } from "../schemas/responses/container";
+import { documented, type Parameter } from "./openapi";
 
 export const CONTAINER_NAME = "Account and Commerce API";
 export const CONTAINER_VERSION = "1.0";
@@ -30,12 +33,41 @@ const MAX_SHOWN_PATH = 256;
 /** Figures for requests that are not counted (no token, or rejected before counting). */
 const UNCOUNTED: RateLimitFigures = { limit: 0, remaining: 0, reset: 0 };
 
-/** Route middleware: names the endpoint for the container's `debug.route`. */
-export function describeRoute(name: string, controller: string) {
-  return async (c: Context<AppEnv>, next: () => Promise<void>) => {
+export type RouteDescription = {
+  name: string;
+  controller: string;
+  description?: string;
+  parameters?: Parameter[];
+  /**
+   * The success: its status, the `data` it carries in the container (a `collection` has `meta`),
+   * or, `bare`, the whole body (the OAuth endpoints).
+   */
+  success: { status?: 200 | 201; data: $ZodType; collection?: boolean; bare?: boolean; mediaType?: string };
+};
+
+/**
+ * Route middleware: names the endpoint for the container's `debug.route`, and describes its
+ * operation for the OpenAPI document (http/openapi.ts).
+ */
+export function describeRoute(route: RouteDescription) {
+  const { name, controller, success } = route;
+  const middleware = async (c: Context<AppEnv>, next: () => Promise<void>) => {
     c.set("route", { name, controller });
     await next();
   };
+  return documented(middleware, {
+    summary: name,
+    operationId: controller,
+    ...(route.description && { description: route.description }),
+    parameters: route.parameters ?? [],
+    responses: {
+      [success.status ?? 200]: {
+        description: "Success",
+        schema: success.bare ? success.data : containerSchema(success.data, success.collection ?? false),
+        ...(success.mediaType && { mediaType: success.mediaType }),
+      },
+    },
+  });
 }
 
 export function respond(c: Context<AppEnv>, payload: Payload, status = 200): Response {

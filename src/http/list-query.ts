@@ -11,6 +11,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { respond } from "./container";
 import { LAST_SECOND, parseDatetime } from "./datetime";
+import type { Parameter } from "./openapi";
 
 /** Spec "Limits": at most 1000 per page, and at most the first 1000 results of a set at all. */
 const MAX_RESULTS = 1000;
@@ -272,4 +273,38 @@ export function respondPage<Row>(
 /** An object trimmed to the selected fields, in the order they were asked for. */
 function selectFields(item: Record<string, unknown>, fields: readonly string[] | null): Record<string, unknown> {
   return fields === null ? item : Object.fromEntries(fields.map((field) => [field, item[field]]));
+}
+
+/** The query parameters a list endpoint takes, for the OpenAPI document. */
+export function listParameters(
+  spec: ListSpec<string, string, string>,
+  criteria: Record<string, string> = {},
+): Parameter[] {
+  const list = (description: string): Parameter["schema"] => ({ type: "string", description });
+  const filters = [...spec.statusFilters, ...spec.typeFilters, ...spec.otherFilters];
+  return [
+    {
+      name: "limit",
+      in: "query",
+      schema: { type: "integer", minimum: 1, maximum: MAX_RESULTS, default: DEFAULT_LIMIT },
+    },
+    { name: "offset", in: "query", schema: { type: "integer", minimum: 0, maximum: MAX_RESULTS - 1, default: 0 } },
+    { name: "since", in: "query", schema: list("Unix seconds, a date, or a strtotime expression (`yesterday`)") },
+    { name: "until", in: "query", schema: list("Unix seconds, a date, or a strtotime expression (`now`)") },
+    {
+      name: "sort",
+      in: "query",
+      description: `\`sort=prop\`, \`sort=-prop\` or \`sort[prop]=asc|desc\`; properties: ${spec.sorts.join(", ")}`,
+      schema: { type: "string" },
+    },
+    { name: "fields", in: "query", schema: list(`Comma-separated, any of: ${spec.fields.join(", ")}`) },
+    ...(filters.length > 0
+      ? [{ name: "filters", in: "query" as const, schema: list(`Comma-separated, any of: ${filters.join(", ")}`) }]
+      : []),
+    ...spec.criteria.map((name): Parameter => ({
+      name,
+      in: "query",
+      schema: list(criteria[name] ?? "Exact match; several values (`v1,v2` or `key[]=`) are OR-ed"),
+    })),
+  ];
 }

@@ -9,6 +9,7 @@ import * as z from "zod/mini";
 import type { $ZodType } from "zod/v4/core";
 import { ApiError, OAuthError } from "../errors";
 import { FORM_MEDIA_TYPE, isForm } from "./media-type";
+import { documented } from "./openapi";
 
 type ErrorKind = "api" | "oauth";
 
@@ -26,7 +27,7 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
   // zod/mini schemas have no methods, so parsing goes through the function; its result type
   // differs from classic zod's only in name.
   const validationFunction = (s: Schema, value: unknown) => z.safeParseAsync(s, value) as never;
-  return zValidator(
+  const validator = zValidator(
     target,
     schema,
     (result, c) => {
@@ -46,6 +47,7 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
     },
     { validationFunction },
   );
+  return target === "form" ? documented(validator, { requestBody: { schema, mediaType: FORM_MEDIA_TYPE } }) : validator;
 }
 
 function invalidRequest(kind: ErrorKind, description: string): ApiError {

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
+import { documented } from "../http/openapi";
 import { type AccessTokenClaims, type TokenKind, verifyAccessToken } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 import { enforceClientLimits } from "./rate-limit";
@@ -20,7 +21,7 @@ export type Caller = AccessTokenClaims & {
  * granted the endpoint), then checks that the token is of the kind the endpoint requires.
  */
 export function requireToken(endpoint: ApiEndpoint, accepted: TokenKind | "any") {
-  return createMiddleware<AppEnv>(async (c, next) => {
+  const middleware = createMiddleware<AppEnv>(async (c, next) => {
     const claims = await verifyAccessToken(c.env, bearerToken(c.req.raw));
     const merchantId = await enforceClientLimits(c, claims.clientId, endpoint);
     if (accepted !== "any" && claims.kind !== accepted) {
@@ -28,6 +29,18 @@ export function requireToken(endpoint: ApiEndpoint, accepted: TokenKind | "any")
     }
     c.set("caller", { ...claims, merchantId });
     await next();
+  });
+  return documented(middleware, {
+    security: accepted === "any" ? [{ serverToken: [] }, { userToken: [] }] : [{ [`${accepted}Token`]: [] }],
+    responses: {
+      400: { description: "Malformed request or parameter (invalid_request)" },
+      401: { description: "No valid access token (invalid_token)" },
+      403: {
+        description: `Not a ${accepted === "any" ? "server or user" : accepted} token; address not on the client's allow-list; endpoint \`${endpoint}\` not granted to the client`,
+      },
+      404: { description: "Unknown client ID" },
+      420: { description: "Rate limit exceeded" },
+    },
   });
 }
 

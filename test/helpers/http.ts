@@ -1,11 +1,20 @@
 import { exports } from "cloudflare:workers";
 import demo from "../../data/demo.json";
+import { BASE } from "./base";
+import { checkAgainstDocument } from "./openapi";
 
-export const BASE = "https://accounts.test";
+export { BASE };
 
-/** A request through the Worker's real fetch handler. */
-export function call(path: string, init: RequestInit = {}): Promise<Response> {
-  return exports.default.fetch(new Request(`${BASE}${path}`, init));
+/**
+ * A request through the Worker's real fetch handler. Its response is checked against the
+ * service's OpenAPI document (helpers/openapi.ts); a body the document does not describe fails
+ * the test.
+ */
+export async function call(path: string, init: RequestInit = {}): Promise<Response> {
+  const request = new Request(`${BASE}${path}`, init);
+  const response = await exports.default.fetch(request.clone());
+  await checkAgainstDocument(request, response);
+  return response;
 }
 
 export function postForm(

@@ -1,7 +1,8 @@
 import type { ClientRecord } from "../../db/queries/clients";
+import type { Client } from "../../schemas/responses/client";
 
 /** The spec's Client object. Secrets, allow-lists and quotas are never part of it. */
-export function clientView(client: ClientRecord) {
+export function clientView(client: ClientRecord): Client {
   return {
     id: client.id,
     name: client.name,

@@ -2,8 +2,9 @@
 import type { DigitalContentRecord } from "../../db/queries/digital-contents";
 import { formatDatetime } from "../../http/datetime";
 import { integerText as text } from "./integer-text";
+import type { DigitalContent } from "../../schemas/responses/digital-content";
 
-export function digitalContentView(d: DigitalContentRecord) {
+export function digitalContentView(d: DigitalContentRecord): DigitalContent {
   return {
     userProductId: String(d.id),
     productId: String(d.productId),
@@ -19,21 +20,3 @@ export function digitalContentView(d: DigitalContentRecord) {
     statusMsg: d.statusMsg,
   };
 }
-
-export type DigitalContentField = keyof ReturnType<typeof digitalContentView>;
-
-/** Every property of the Digital content object, for `fields=` (a test holds it to the view's keys). */
-export const DIGITAL_CONTENT_FIELDS = [
-  "userProductId",
-  "productId",
-  "parentProductId",
-  "clientId",
-  "userId",
-  "orderId",
-  "status",
-  "count",
-  "updated",
-  "created",
-  "bundleId",
-  "statusMsg",
-] as const satisfies readonly DigitalContentField[];

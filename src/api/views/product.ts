@@ -6,11 +6,12 @@
 import type { ProductRecord } from "../../db/queries/products";
 import { formatDatetime } from "../../http/datetime";
 import { integerText as text } from "./integer-text";
+import type { Product } from "../../schemas/responses/product";
 
 const datetime = (seconds: number | null) => (seconds === null ? null : formatDatetime(seconds));
-const flag = (value: boolean) => (value ? "1" : "0");
+const flag = (value: boolean): "0" | "1" => (value ? "1" : "0");
 
-export function productView(p: ProductRecord) {
+export function productView(p: ProductRecord): Product {
   return {
     productId: String(p.id),
     parentProductId: text(p.parentProductId),
@@ -49,44 +50,3 @@ export function productView(p: ProductRecord) {
     purchaseUri: p.purchaseUri,
   };
 }
-
-export type ProductField = keyof ReturnType<typeof productView>;
-
-/** Every property of the Product object, for `fields=` (a test holds it to the view's keys). */
-export const PRODUCT_FIELDS = [
-  "productId",
-  "parentProductId",
-  "clientId",
-  "type",
-  "bundle",
-  "code",
-  "name",
-  "description",
-  "url",
-  "price",
-  "vat",
-  "currency",
-  "paymentOptions",
-  "quantityLimit",
-  "quantityCount",
-  "saleStart",
-  "saleStop",
-  "availableStart",
-  "availableStop",
-  "subscriptionPeriod",
-  "subscriptionRenewPrice",
-  "subscriptionRenewPeriod",
-  "subscriptionAutoRenew",
-  "subscriptionAutoRenewLockPeriod",
-  "subscriptionAutoRenewDisabled",
-  "subscriptionGracePeriod",
-  "subscriptionEmailReceiptLimit",
-  "subscriptionFinalEndDate",
-  "allowMultiSales",
-  "status",
-  "changedBy",
-  "changed",
-  "createdBy",
-  "created",
-  "purchaseUri",
-] as const satisfies readonly ProductField[];

@@ -6,8 +6,9 @@
 import type { UserProfile } from "../../db/queries/users";
 import { CURRENT_LOCATION } from "../../db/schema";
 import { datetimeOrFalse, formatDatetime } from "../../http/datetime";
+import { type GENDERS, LIMITED_USER_FIELDS, type User } from "../../schemas/responses/user";
 
-export function userView({ user, emails, phoneNumbers, addresses, accounts, connections }: UserProfile) {
+export function userView({ user, emails, phoneNumbers, addresses, accounts, connections }: UserProfile): User {
   const deleted = user.status === -3;
   const named = addresses.filter((a) => a.type !== CURRENT_LOCATION);
   return {
@@ -29,7 +30,8 @@ export function userView({ user, emails, phoneNumbers, addresses, accounts, conn
     url: user.url,
     photo: user.photo,
     preferredUsername: user.preferredUsername,
-    gender: user.gender,
+    // The import lets only these values in.
+    gender: user.gender as (typeof GENDERS)[number],
     birthday: user.birthday,
     locale: user.locale,
     utcOffset: user.utcOffset,
@@ -56,64 +58,6 @@ function addressView(a: UserProfile["addresses"][number]) {
     country: a.country,
   };
 }
-
-export type UserField = keyof ReturnType<typeof userView>;
-
-/** Every field of the User object, in its order: what `fields` may select. */
-export const USER_FIELDS = [
-  "id",
-  "userId",
-  "uuid",
-  "name",
-  "displayName",
-  "published",
-  "updated",
-  "status",
-  "email",
-  "emailVerified",
-  "emails",
-  "phoneNumber",
-  "phoneNumberVerified",
-  "phoneNumbers",
-  "verified",
-  "url",
-  "photo",
-  "preferredUsername",
-  "gender",
-  "birthday",
-  "locale",
-  "utcOffset",
-  "lastLoggedIn",
-  "lastAuthenticated",
-  "imported",
-  "migrated",
-  "addresses",
-  "accounts",
-  "merchants",
-  "currentLocation",
-  "tracking",
-] as const satisfies readonly UserField[];
-
-/**
- * Spec "User", rule 2: what a client sees of a user who is not connected to it (but is to
- * another client of its merchant).
- */
-export const LIMITED_USER_FIELDS = [
-  "id",
-  "userId",
-  "uuid",
-  "status",
-  "displayName",
-  "name",
-  "gender",
-  "preferredUsername",
-  "utcOffset",
-  "published",
-  "updated",
-  "lastLoggedIn",
-  "locale",
-  "tracking",
-] as const satisfies readonly UserField[];
 
 export function limitedUserView(profile: UserProfile) {
   const full = userView(profile);

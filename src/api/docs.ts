@@ -1,0 +1,168 @@
+/**
+ * The API's own description, generated from the app (http/openapi.ts), no token:
+ * GET /api/2/openapi.json (OpenAPI 3.1), GET /api/2/reference (the same, readable, server-rendered
+ * with no script), GET /api/2/describe/{object} (one object's JSON Schema, in the container).
+ */
+import { Hono } from "hono";
+import { html, raw } from "hono/html";
+import * as z from "zod/mini";
+import type { $ZodType } from "zod/v4/core";
+import type { AppEnv } from "../env";
+import { ApiError } from "../errors";
+import { describeRoute, respond } from "../http/container";
+import { openApiDocument } from "../http/openapi";
+import { clientSchema } from "../schemas/responses/client";
+import { digitalContentSchema } from "../schemas/responses/digital-content";
+import { mailSchema } from "../schemas/responses/mail";
+import { productSchema } from "../schemas/responses/product";
+import { deviceFingerprintSchema } from "../schemas/responses/service";
+import { userSchema } from "../schemas/responses/user";
+import { WEB_VERSION } from "./version";
+
+type Route = { method: string; path: string; handler: unknown };
+type OpenApiDocument = ReturnType<typeof openApiDocument>;
+
+/** The objects `describe` knows, by their lower-case names. */
+const OBJECTS: Record<string, { name: string; schema: $ZodType }> = {
+  user: { name: "User", schema: userSchema },
+  product: { name: "Product", schema: productSchema },
+  digitalcontent: { name: "DigitalContent", schema: digitalContentSchema },
+  mail: { name: "Mail", schema: mailSchema },
+  client: { name: "Client", schema: clientSchema },
+  devicefingerprint: { name: "DeviceFingerprint", schema: deviceFingerprintSchema },
+};
+
+const STYLE =
+  "body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem}" +
+  "code{background:#f3f3f3;padding:0 .2em}table{border-collapse:collapse;width:100%}" +
+  "td,th{border:1px solid #ccc;padding:.2rem .4rem;text-align:left;vertical-align:top}" +
+  "h2{margin-top:2rem;font-size:1.2rem}";
+
+/** Computed once: the page allows exactly its own style sheet, and nothing else. */
+let styleHash: Promise<string> | undefined;
+function styleSource(): Promise<string> {
+  styleHash ??= crypto.subtle
+    .digest("SHA-256", new TextEncoder().encode(STYLE))
+    .then((digest) => `'sha256-${btoa(String.fromCharCode(...new Uint8Array(digest)))}'`);
+  return styleHash;
+}
+
+type Operation = {
+  summary?: string;
+  description?: string;
+  parameters: { name: string; in: string; description?: string; schema: { description?: string } }[];
+  security?: Record<string, string[]>[];
+  responses: Record<string, { description: string }>;
+};
+
+function referencePage(document: OpenApiDocument) {
+  const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods as Record<string, Operation>).map(([method, operation]) => ({ path, method, operation })),
+  );
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${document.info.title}: reference</title>
+        <style>
+          ${raw(STYLE)}
+        </style>
+      </head>
+      <body>
+        <main>
+          <h1>${document.info.title} ${document.info.version}</h1>
+          <p>${document.info.description}</p>
+          <p>Machine-readable: <a href="openapi.json">openapi.json</a> (OpenAPI 3.1).</p>
+          ${operations.map(
+            ({ path, method, operation }) =>
+              html`<section>
+                <h2><code>${method.toUpperCase()} ${path}</code>: ${operation.summary ?? ""}</h2>
+                ${operation.description ? html`<p>${operation.description}</p>` : ""}
+                <p>
+                  Authentication:
+                  ${(operation.security ?? []).map((s) => Object.keys(s)[0] ?? "none").join(" or ") || "none"}
+                </p>
+                ${
+                  operation.parameters.length > 0
+                    ? html`<table>
+                        <thead>
+                          <tr>
+                            <th scope="col">Parameter</th>
+                            <th scope="col">In</th>
+                            <th scope="col">Meaning</th>
+                          </tr>
+                        </thead>
+                        <tbody>
+                          ${operation.parameters.map(
+                            (p) =>
+                              html`<tr>
+                                <td><code>${p.name}</code></td>
+                                <td>${p.in}</td>
+                                <td>${p.description ?? p.schema.description ?? ""}</td>
+                              </tr>`,
+                          )}
+                        </tbody>
+                      </table>`
+                    : ""
+                }
+                <ul>
+                  ${Object.entries(operation.responses).map(([status, r]) => html`<li>${status}: ${r.description}</li>`)}
+                </ul>
+              </section>`,
+          )}
+        </main>
+      </body>
+    </html>`;
+}
+
+/** `routes` gives the whole app's routes, read when the document is first asked for. */
+export function documentationRoutes(routes: () => readonly Route[]) {
+  let document: OpenApiDocument | undefined;
+  const documentFor = (serverUrl: string) =>
+    (document ??= openApiDocument(routes(), { version: WEB_VERSION, serverUrl }));
+  return new Hono<AppEnv>()
+    .get(
+      "/openapi",
+      describeRoute({
+        name: "Get the OpenAPI document",
+        controller: "api/openapi#show",
+        success: { data: z.record(z.string(), z.unknown()), bare: true },
+      }),
+      (c) => c.json(documentFor(c.env.BASE_URL), 200, { "Cache-Control": "public, max-age=300" }),
+    )
+    .get(
+      "/reference",
+      describeRoute({
+        name: "Read the API reference",
+        controller: "api/reference#show",
+        success: { data: z.string(), bare: true, mediaType: "text/html" },
+      }),
+      async (c) =>
+        c.html(referencePage(documentFor(c.env.BASE_URL)), 200, {
+          "Content-Security-Policy": `default-src 'none'; style-src ${await styleSource()}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+          "Cache-Control": "public, max-age=300",
+        }),
+    )
+    .get(
+      "/describe/:object",
+      describeRoute({
+        name: "Describe an object",
+        controller: "api/describe#show",
+        description: `The JSON Schema of one object: ${Object.values(OBJECTS)
+          .map((o) => o.name)
+          .join(", ")} (any case).`,
+        success: { data: z.record(z.string(), z.unknown()) },
+      }),
+      (c) => {
+        const object = OBJECTS[(c.req.param("object") ?? "").toLowerCase()];
+        if (!object) {
+          const names = Object.values(OBJECTS).map((o) => o.name);
+          throw new ApiError(404, "invalid_request", `Unknown object; one of ${names.join(", ")}`);
+        }
+        // A registry of its own, so that the object is written out whole rather than as a $ref.
+        const schema = z.toJSONSchema(object.schema, { io: "output", metadata: z.registry() });
+        return respond(c, { object: "Schema", data: { title: object.name, ...schema } });
+      },
+    );
+}

@@ -1,0 +1,33 @@
+/** What `/oauth` answers, bare (not in the container). */
+import * as z from "zod/mini";
+
+/** The spec's "Token response", plus token_type (RFC 6749 §5.1). */
+export const tokenResponseSchema = z.object({
+  access_token: z.string(),
+  token_type: z.literal("Bearer"),
+  expires_in: z.number(),
+  scope: z.string(),
+  user_id: z.optional(z.string()),
+  is_admin: z.boolean(),
+  refresh_token: z.optional(z.string()),
+  server_time: z.number(),
+});
+
+export type TokenResponse = z.infer<typeof tokenResponseSchema>;
+
+z.globalRegistry.add(tokenResponseSchema, { id: "TokenResponse" });
+
+/** The public keys that verify access tokens (RFC 7517). */
+export const keySetSchema = z.object({
+  keys: z.array(
+    z.object({ kty: z.string(), crv: z.string(), x: z.string(), kid: z.string(), alg: z.string(), use: z.string() }),
+  ),
+});
+
+/** The spec's error body, bare under /oauth and the container's `error` under /api/2. */
+export const errorBodySchema = z.object({
+  error: z.string(),
+  error_code: z.number(),
+  type: z.enum(["OAuthException", "ApiException"]),
+  error_description: z.string(),
+});
