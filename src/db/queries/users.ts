@@ -67,15 +67,28 @@ export async function findUserProfiles(db: Database, userIds: number[]): Promise
   const ids = sql`(SELECT value FROM json_each(${JSON.stringify(userIds)}))`;
   const [found, emails, phoneNumbers, addresses, accounts, connections] = await db.batch([
     db.select().from(users).where(inArray(users.id, ids)),
-    db.select().from(userEmails).where(inArray(userEmails.userId, ids)).orderBy(userEmails.id),
-    db.select().from(userPhoneNumbers).where(inArray(userPhoneNumbers.userId, ids)).orderBy(userPhoneNumbers.id),
-    db.select().from(userAddresses).where(inArray(userAddresses.userId, ids)).orderBy(userAddresses.id),
-    db.select().from(userAccounts).where(inArray(userAccounts.userId, ids)).orderBy(userAccounts.id),
+    // Each part in the order its user_id index delivers (no sort), which keeps a user's rows in
+    // the order they were imported.
+    db.select().from(userEmails).where(inArray(userEmails.userId, ids)).orderBy(userEmails.userId, userEmails.id),
+    db
+      .select()
+      .from(userPhoneNumbers)
+      .where(inArray(userPhoneNumbers.userId, ids))
+      .orderBy(userPhoneNumbers.userId, userPhoneNumbers.id),
+    db
+      .select()
+      .from(userAddresses)
+      .where(inArray(userAddresses.userId, ids))
+      .orderBy(userAddresses.userId, userAddresses.type, userAddresses.id),
+    db
+      .select()
+      .from(userAccounts)
+      .where(inArray(userAccounts.userId, ids))
+      .orderBy(userAccounts.userId, userAccounts.id),
     db
       .select({ userId: userClients.userId, clientId: userClients.clientId, merchantId: userClients.merchantId })
       .from(userClients)
-      .where(inArray(userClients.userId, ids))
-      .orderBy(userClients.merchantId, userClients.clientId),
+      .where(inArray(userClients.userId, ids)),
   ]);
   const byUser = <Row extends { userId: number }>(rows: Row[]) => Map.groupBy(rows, (row) => row.userId);
   const parts = {
@@ -96,7 +109,9 @@ export async function findUserProfiles(db: Database, userIds: number[]): Promise
         phoneNumbers: parts.phoneNumbers.get(id) ?? [],
         addresses: parts.addresses.get(id) ?? [],
         accounts: parts.accounts.get(id) ?? [],
-        connections: (parts.connections.get(id) ?? []).map(({ clientId, merchantId }) => ({ clientId, merchantId })),
+        connections: (parts.connections.get(id) ?? [])
+          .map(({ clientId, merchantId }) => ({ clientId, merchantId }))
+          .sort((a, b) => a.merchantId - b.merchantId || (a.clientId < b.clientId ? -1 : 1)),
       },
     ];
   });
