@@ -4,13 +4,13 @@
  * without a status filter, deleted and blocked items are left out (README "Digital contents").
  */
 import { Hono } from "hono";
+import * as z from "zod/mini";
 import {
   type DigitalContentSearch,
   type DigitalContentSort,
   searchDigitalContents,
 } from "../db/queries/digital-contents";
 import type { AppEnv } from "../env";
-import { readableClientId } from "./client-scope";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import {
@@ -19,16 +19,16 @@ import {
   type ListSpec,
   pageOf,
   parseListQuery,
-  respondPage,
   listParameters,
+  respondPage,
 } from "../http/list-query";
 import { requireToken } from "../middleware/auth";
-import * as z from "zod/mini";
 import {
   DIGITAL_CONTENT_FIELDS,
   type DigitalContentField,
   digitalContentSchema,
 } from "../schemas/responses/digital-content";
+import { readableClientId } from "./client-scope";
 import { digitalContentView } from "./views/digital-content";
 
 /** Status filters and the statuses they select (1 active, 0 expired, -1 deleted, -2 blocked). */

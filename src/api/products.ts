@@ -4,9 +4,9 @@
  * and type filters as mapped below; deleted products only when asked for (README "Products").
  */
 import { Hono } from "hono";
+import * as z from "zod/mini";
 import { type ProductSearch, type ProductSort, searchProducts } from "../db/queries/products";
 import type { AppEnv } from "../env";
-import { readableClientId } from "./client-scope";
 import { ApiError } from "../errors";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
@@ -16,12 +16,12 @@ import {
   type ListSpec,
   pageOf,
   parseListQuery,
-  respondPage,
   listParameters,
+  respondPage,
 } from "../http/list-query";
 import { requireToken } from "../middleware/auth";
-import * as z from "zod/mini";
 import { PRODUCT_FIELDS, type ProductField, productSchema } from "../schemas/responses/product";
+import { readableClientId } from "./client-scope";
 import { productView } from "./views/product";
 
 /** Status filters and the product statuses they select. */

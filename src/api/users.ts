@@ -18,7 +18,6 @@ import {
 import { findUserProfiles } from "../db/queries/users";
 import { searchKey } from "../db/search-key";
 import type { AppEnv } from "../env";
-import { readableClientId } from "./client-scope";
 import { ApiError } from "../errors";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
@@ -36,6 +35,7 @@ import { parseUserKey } from "../http/user-key";
 import { requireToken } from "../middleware/auth";
 import { canonicalEmailAddress } from "../schemas/email-address";
 import { limitedUserSchema, USER_FIELDS, type UserField, userSchema } from "../schemas/responses/user";
+import { readableClientId } from "./client-scope";
 import { limitedUserView, userView } from "./views/user";
 
 /** Status filters and the user statuses they select; without any, the active ones (spec rule 1). */
