@@ -1,6 +1,6 @@
 /**
- * The benchmark's baseline: a bare Hono worker with the service's three benchmarked routes doing
- * the least each can (a fixed JSON body; signing one Ed25519 JWT; verifying one), so that the
+ * The benchmark's baseline: a bare Hono worker with the service's benchmarked routes doing the
+ * least each can (a fixed JSON body; signing one Ed25519 JWT; verifying one), so that the
  * service's ratio to it isolates the service's own work. Never deployed.
  */
 import { Hono } from "hono";
@@ -36,15 +36,18 @@ app.post("/oauth/token", async (c) => {
   return c.json({ access_token: token, token_type: "Bearer" });
 });
 
-app.get("/api/2/clients", async (c) => {
-  const { publicKey } = await keyPair(c.env);
-  const token = c.req.header("Authorization")?.slice("Bearer ".length) ?? "";
-  try {
-    await jwtVerify(token, publicKey);
-  } catch {
-    return c.json({ error: "invalid_token" }, 401);
-  }
-  return c.json({ data: {} });
-});
+/** Every authenticated read: verify the token, answer a fixed body. */
+for (const path of ["/api/2/clients", "/api/2/users", "/api/2/user/:userId"]) {
+  app.get(path, async (c) => {
+    const { publicKey } = await keyPair(c.env);
+    const token = c.req.header("Authorization")?.slice("Bearer ".length) ?? "";
+    try {
+      await jwtVerify(token, publicKey);
+    } catch {
+      return c.json({ error: "invalid_token" }, 401);
+    }
+    return c.json({ data: {} });
+  });
+}
 
 export default app;

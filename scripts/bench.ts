@@ -2,12 +2,14 @@
  * npm run bench: loads the service and a bare baseline worker (bench/baseline.ts) side by side in
  * one local workerd through Miniflare, each on its own socket (no `wrangler dev` proxy or router in
  * front), with the real local D1, KV and Durable Object bindings built from wrangler.toml, and
- * prints requests/s, p50/p99 latency and the service-to-baseline ratio for three routes, then the
+ * prints requests/s, p50/p99 latency and the service-to-baseline ratio for three routes; then loads
+ * user searches on 1,000 and on 100,000 generated users (imported outside the timed part),
+ * reporting the D1 rows each request reads (from the service's Server-Timing header); then the
  * gzipped bundle size.
  * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load. Everything it
  * starts is stopped before it exits.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -18,6 +20,7 @@ import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import demo from "../data/demo.json" with { type: "json" };
 import { buildImportStatements } from "../src/db/import";
+import { toSqlScript } from "../src/db/sql-script";
 import * as schema from "../src/db/schema";
 import { importFileSchema } from "../src/schemas/import";
 import { generateDataProtectionKey, generateSigningKeys } from "./lib/keys";
@@ -26,6 +29,10 @@ import { runWrangler } from "./lib/wrangler";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BENCH_CLIENT = { id: "bench0000000000000000000", secret: "bench-client-secret-0000000000" };
+
+const BENCH_USER_FIRST_ID = 100_000;
+/** The user the searches look for: present in both data sets. */
+const SEARCHED_USER = 500;
 
 type Result = { requestsPerSecond: number; p50: number; p99: number; non2xx: number };
 type Target = { name: string; url: string; serverToken: string };
@@ -98,6 +105,49 @@ try {
   }
   printTable(["route", "service req/s", "p50/p99 ms", "baseline req/s", "p50/p99 ms", "ratio", ""], rows);
 
+  const [service, baseline] = targets as [Target, Target];
+  const userRows: string[][] = [];
+  const p50s = new Map<string, number[]>();
+  const baselines = new Map<string, Result>();
+  for (const [size, from] of [
+    [1_000, 0],
+    [100_000, 1_000],
+  ] as const) {
+    const started = performance.now();
+    await importBenchUsers(runtime, secrets.DATA_PROTECTION_KEY, from, size);
+    console.log(
+      `\nImported users ${fmt(from + 1)}-${fmt(size)} in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+    );
+    for (const route of userRoutes()) {
+      const server = await serverTiming(service, route);
+      const s = await load(service, route);
+      if (!baselines.has(route.label)) baselines.set(route.label, await load(baseline, route));
+      const b = baselines.get(route.label)!;
+      p50s.set(route.label, [...(p50s.get(route.label) ?? []), server.p50]);
+      userRows.push([
+        route.label,
+        fmt(size),
+        fmt(s.requestsPerSecond),
+        `${s.p50} / ${s.p99}`,
+        (s.requestsPerSecond / b.requestsPerSecond).toFixed(2),
+        server.p50.toFixed(1),
+        server.rowsRead,
+        s.non2xx > 0 ? `non-2xx: ${s.non2xx}` : "",
+      ]);
+    }
+  }
+  console.log("");
+  printTable(
+    ["route", "users", "service req/s", "p50/p99 ms", "ratio", "server p50 ms", "D1 rows read/request", ""],
+    userRows,
+  );
+  for (const [label, [small, large]] of p50s) {
+    const change = ((large! / small! - 1) * 100).toFixed(0);
+    console.log(
+      `Server p50 of ${label}: ${small!.toFixed(1)} ms at 1,000 users, ${large!.toFixed(1)} ms at 100,000 (${change} %)`,
+    );
+  }
+
   const bundleBytes = await readFile(serviceScript);
   console.log(
     `\nBundle (wrangler deploy --dry-run --outdir): ${kib(bundleBytes.length)} KiB, gzip ${kib(gzipSync(bundleBytes).length)} KiB`,
@@ -133,6 +183,72 @@ function routes(): Route[] {
       headers: (t) => ({ Authorization: `Bearer ${t.serverToken}` }),
     },
   ];
+}
+
+function userRoutes(): Route[] {
+  const bearer = (t: Target) => ({ Authorization: `Bearer ${t.serverToken}` });
+  return [
+    { label: "GET /api/2/users?limit=100", method: "GET", path: "/api/2/users?limit=100", headers: bearer },
+    {
+      label: "GET /api/2/users?email=...",
+      method: "GET",
+      path: `/api/2/users?email=user${SEARCHED_USER}@bench.example`,
+      headers: bearer,
+    },
+    {
+      label: "GET /api/2/user/{id}",
+      method: "GET",
+      path: `/api/2/user/${BENCH_USER_FIRST_ID + SEARCHED_USER}`,
+      headers: bearer,
+    },
+  ];
+}
+
+/**
+ * What the service's Server-Timing header reports for the route over `samples` requests one at a
+ * time: the D1 rows one request reads, and the median time the Worker spent (no client or
+ * network in it, so it compares data sets without the load generator's own noise).
+ */
+async function serverTiming(target: Target, route: Route, samples = 200) {
+  let rowsRead = "?";
+  const totals: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const res = await fetch(`${target.url}${route.path}`, { method: route.method, headers: route.headers(target) });
+    await res.arrayBuffer();
+    const timing = res.headers.get("Server-Timing") ?? "";
+    const d1 = /(\d+) queries, (\d+) rows read/.exec(timing);
+    if (d1) rowsRead = `${d1[2]} (${d1[1]} queries)`;
+    totals.push(Number(/total;dur=([\d.]+)/.exec(timing)?.[1] ?? Number.NaN));
+  }
+  totals.sort((a, b) => a - b);
+  return { rowsRead, p50: totals[Math.floor(totals.length / 2)]! };
+}
+
+/** Generated users `from + 1` to `to`, connected to the benchmark client, imported in batches. */
+async function importBenchUsers(mf: Miniflare, dataProtectionKey: string, from: number, to: number) {
+  const d1 = await mf.getD1Database("DB", "service");
+  const db = drizzle(d1 as unknown as Parameters<typeof drizzle>[0], { schema });
+  const givenNames = ["Ingrid", "Erik", "Kari", "Ola", "Åse", "Nils", "Sofie", "Jonas"];
+  const familyNames = ["Hansen", "Johansen", "Olsen", "Larsen", "Andersen", "Pedersen", "Nilsen", "Kristiansen"];
+  const BATCH = 1_000;
+  for (let start = from + 1; start <= to; start += BATCH) {
+    const users = [];
+    for (let n = start; n < Math.min(start + BATCH, to + 1); n++) {
+      users.push({
+        userId: String(BENCH_USER_FIRST_ID + n),
+        uuid: `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`,
+        status: n % 10 === 0 ? 0 : n % 97 === 0 ? -1 : 1,
+        email: `user${n}@bench.example`,
+        name: { givenName: givenNames[n % givenNames.length], familyName: familyNames[(n >> 3) % familyNames.length] },
+        published: 1_600_000_000 + n * 60,
+        updated: 1_700_000_000 + n * 60,
+        clients: [BENCH_CLIENT.id],
+      });
+    }
+    // One script a batch: through Miniflare's proxy each prepared statement would be a round trip.
+    const statements = await buildImportStatements(db, importFileSchema.parse({ users }), dataProtectionKey);
+    await d1.exec(toSqlScript(statements.map((statement) => statement.toSQL())));
+  }
 }
 
 /** One second of warm-up (isolate start, key import, caches), then the measured run. */
@@ -171,14 +287,16 @@ async function fetchToken(url: string): Promise<string> {
 /** Migrations and the demo data, plus a client whose quota the load cannot exhaust. */
 async function seed(mf: Miniflare, dataProtectionKey: string): Promise<void> {
   const d1 = await mf.getD1Database("DB", "service");
-  const migration = await readFile("migrations/0000_init.sql", "utf8");
-  await d1.batch(
-    migration
-      .split("--> statement-breakpoint")
-      .map((statement) => statement.trim())
-      .filter(Boolean)
-      .map((statement) => d1.prepare(statement)),
-  );
+  for (const name of (await readdir("migrations")).filter((file) => file.endsWith(".sql")).sort()) {
+    const migration = await readFile(join("migrations", name), "utf8");
+    await d1.batch(
+      migration
+        .split("--> statement-breakpoint")
+        .map((statement) => statement.trim())
+        .filter(Boolean)
+        .map((statement) => d1.prepare(statement)),
+    );
+  }
   const benchClient = {
     ...demo.clients[0]!,
     ...BENCH_CLIENT,
