@@ -20,13 +20,14 @@ CREATE INDEX `user_clients_client_status_updated_idx` ON `user_clients` (`client
 CREATE INDEX `user_clients_merchant_status_user_idx` ON `user_clients` (`merchant_id`,`status`,`user_id`);--> statement-breakpoint
 CREATE INDEX `user_clients_merchant_status_published_idx` ON `user_clients` (`merchant_id`,`status`,`published`,`user_id`);--> statement-breakpoint
 CREATE INDEX `user_clients_merchant_status_updated_idx` ON `user_clients` (`merchant_id`,`status`,`updated`,`user_id`);--> statement-breakpoint
--- Keys of names in printable ASCII are their lower case; the import writes every other name's key
--- (db/search-key.ts folds accents too), so users with such names need a re-import to be found by them.
+-- Keys of names in printable ASCII without runs of spaces are their lower case; the import writes
+-- every other name's key (db/search-key.ts folds accents and spaces too), so users with such names
+-- need a re-import to be found by them.
 UPDATE `users` SET
-  `family_name_key` = CASE WHEN `family_name` GLOB '*[^ -~]*' THEN NULL ELSE lower(trim(`family_name`)) END,
-  `given_name_key` = CASE WHEN `given_name` GLOB '*[^ -~]*' THEN NULL ELSE lower(trim(`given_name`)) END,
-  `display_name_key` = CASE WHEN `display_name` GLOB '*[^ -~]*' THEN NULL ELSE lower(trim(`display_name`)) END,
-  `preferred_username_key` = CASE WHEN `preferred_username` GLOB '*[^ -~]*' THEN NULL ELSE lower(trim(`preferred_username`)) END;--> statement-breakpoint
+  `family_name_key` = CASE WHEN `family_name` GLOB '*[^ -~]*' OR `family_name` GLOB '*  *' THEN NULL ELSE lower(trim(`family_name`)) END,
+  `given_name_key` = CASE WHEN `given_name` GLOB '*[^ -~]*' OR `given_name` GLOB '*  *' THEN NULL ELSE lower(trim(`given_name`)) END,
+  `display_name_key` = CASE WHEN `display_name` GLOB '*[^ -~]*' OR `display_name` GLOB '*  *' THEN NULL ELSE lower(trim(`display_name`)) END,
+  `preferred_username_key` = CASE WHEN `preferred_username` GLOB '*[^ -~]*' OR `preferred_username` GLOB '*  *' THEN NULL ELSE lower(trim(`preferred_username`)) END;--> statement-breakpoint
 UPDATE `user_clients` SET
   `status` = (SELECT `status` FROM `users` WHERE `users`.`id` = `user_clients`.`user_id`),
   `published` = (SELECT `published` FROM `users` WHERE `users`.`id` = `user_clients`.`user_id`),
@@ -41,6 +42,7 @@ BEGIN
   WHERE `client_id` = NEW.`client_id` AND `user_id` = NEW.`user_id`;
 END;--> statement-breakpoint
 CREATE TRIGGER `users_copy_to_connections` AFTER UPDATE OF `status`, `published`, `updated` ON `users`
+WHEN OLD.`status` IS NOT NEW.`status` OR OLD.`published` IS NOT NEW.`published` OR OLD.`updated` IS NOT NEW.`updated`
 BEGIN
   UPDATE `user_clients` SET `status` = NEW.`status`, `published` = NEW.`published`, `updated` = NEW.`updated`
   WHERE `user_id` = NEW.`id`;

@@ -7,7 +7,7 @@ import { BASE, bearer, call, serverToken } from "./helpers/http";
 const TIMING =
   /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read(?:, (\d+) without a row count)?", do;dur=([\d.]+), total;dur=([\d.]+)$/;
 
-describe("Server-Timing", () => {
+describe("Server-Timing (development and staging only)", () => {
   it("reports D1 queries and rows read, the Durable Object and the total of an API call", async () => {
     const res = await call("/api/2/users?limit=2", { headers: bearer(await serverToken()) });
     expect(res.status).toBe(200);
@@ -26,10 +26,15 @@ describe("Server-Timing", () => {
     expect(refused.headers.get("Server-Timing")).toMatch(TIMING);
   });
 
-  it("is not sent in production", async () => {
+  it.each([
+    ["staging", true],
+    ["production", false],
+    ["", false],
+    ["Production", false],
+  ])("is sent in %o: %s", async (environment, sent) => {
     const request = new Request(`${BASE}/api/2/status`);
-    const res = await worker.fetch(request, { ...env, ENVIRONMENT: "production" }, createExecutionContext());
+    const res = await worker.fetch(request, { ...env, ENVIRONMENT: environment }, createExecutionContext());
     expect(res.status).toBe(200);
-    expect(res.headers.get("Server-Timing")).toBeNull();
+    expect(res.headers.has("Server-Timing")).toBe(sent);
   });
 });

@@ -282,14 +282,27 @@ describe("GET /api/2/users: security", () => {
   });
 
   it("never shows another merchant's users, with or without the merchant filter", async () => {
-    for (const query of ["?familyName=Hansen&filters=merchant", `?userId=${base + 9}&filters=merchant`]) {
-      const { body } = await list(query);
-      expect(found(body)).not.toContain(9);
-    }
+    await expectFound("?familyName=Hansen&filters=merchant", [1]);
+    const { res } = await list(`?userId=${base + 9}&filters=merchant`);
+    expect(res.status).toBe(404);
     const other = await list("?familyName=Hansen", await serverToken(stranger));
     expect(found(other.body)).toEqual([9]);
-    const { res } = await list(`?userId=${base + 1}&filters=merchant`, await serverToken(stranger));
-    expect(res.status).toBe(404);
+    const mismatch = await list(`?userId=${base + 1}&filters=merchant`, await serverToken(stranger));
+    expect(mismatch.res.status).toBe(404);
+  });
+
+  it("never matches what the limited view hides on users of the merchant's other clients", async () => {
+    // User 7 is the sibling's: its e-mail and phone number are hidden from this client (rule 2).
+    for (const criteria of [
+      { email: `user${base + 7}@example.org` },
+      { emails: `user${base + 7}@example.org` },
+      { email: "/^user/", familyName: "Sibling" },
+    ] as Record<string, string>[]) {
+      const { res } = await list(`?${new URLSearchParams({ ...criteria, filters: "merchant" })}`);
+      expect(res.status, JSON.stringify(criteria)).toBe(404);
+    }
+    await expectFound(`?${new URLSearchParams({ email: "/^user/", filters: "merchant" })}`, [1, 3, 8]);
+    await expectFound(`?filters=merchant&email=user${base + 8}@example.org`, [8]);
   });
 
   it("shows a sibling client its own users only", async () => {

@@ -10,7 +10,7 @@ import type { $ZodType } from "zod/v4/core";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
-import { openApiDocument } from "../http/openapi";
+import { openApiDocument, type Route } from "../http/openapi";
 import { clientSchema } from "../schemas/responses/client";
 import { digitalContentSchema } from "../schemas/responses/digital-content";
 import { mailSchema } from "../schemas/responses/mail";
@@ -19,18 +19,17 @@ import { deviceFingerprintSchema } from "../schemas/responses/service";
 import { userSchema } from "../schemas/responses/user";
 import { WEB_VERSION } from "./version";
 
-type Route = { method: string; path: string; handler: unknown };
 type OpenApiDocument = ReturnType<typeof openApiDocument>;
 
-/** The objects `describe` knows, by their lower-case names. */
-const OBJECTS: Record<string, { name: string; schema: $ZodType }> = {
-  user: { name: "User", schema: userSchema },
-  product: { name: "Product", schema: productSchema },
-  digitalcontent: { name: "DigitalContent", schema: digitalContentSchema },
-  mail: { name: "Mail", schema: mailSchema },
-  client: { name: "Client", schema: clientSchema },
-  devicefingerprint: { name: "DeviceFingerprint", schema: deviceFingerprintSchema },
-};
+/** The objects `describe` knows, by their lower-case names (a Map: no inherited names like `constructor`). */
+const OBJECTS = new Map<string, { name: string; schema: $ZodType }>([
+  ["user", { name: "User", schema: userSchema }],
+  ["product", { name: "Product", schema: productSchema }],
+  ["digitalcontent", { name: "DigitalContent", schema: digitalContentSchema }],
+  ["mail", { name: "Mail", schema: mailSchema }],
+  ["client", { name: "Client", schema: clientSchema }],
+  ["devicefingerprint", { name: "DeviceFingerprint", schema: deviceFingerprintSchema }],
+]);
 
 const STYLE =
   "body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem}" +
@@ -149,15 +148,15 @@ export function documentationRoutes(routes: () => readonly Route[]) {
       describeRoute({
         name: "Describe an object",
         controller: "api/describe#show",
-        description: `The JSON Schema of one object: ${Object.values(OBJECTS)
+        description: `The JSON Schema of one object: ${[...OBJECTS.values()]
           .map((o) => o.name)
           .join(", ")} (any case).`,
         success: { data: z.record(z.string(), z.unknown()) },
       }),
       (c) => {
-        const object = OBJECTS[(c.req.param("object") ?? "").toLowerCase()];
+        const object = OBJECTS.get((c.req.param("object") ?? "").toLowerCase());
         if (!object) {
-          const names = Object.values(OBJECTS).map((o) => o.name);
+          const names = [...OBJECTS.values()].map((o) => o.name);
           throw new ApiError(404, "invalid_request", `Unknown object; one of ${names.join(", ")}`);
         }
         // A registry of its own, so that the object is written out whole rather than as a $ref.

@@ -23,6 +23,7 @@ import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import {
   integerValues,
+  invalidParameter,
   listParameters,
   type ListQuery,
   type ListSpec,
@@ -45,6 +46,11 @@ const ACTIVE = [0, 1];
 const REGEX_SCAN_ROWS = 5000;
 const REGEX_FLAGS: Record<string, number> = { i: RE2JS.CASE_INSENSITIVE, m: RE2JS.MULTILINE, s: RE2JS.DOTALL };
 const NAME_PROPERTIES: readonly NameProperty[] = ["familyName", "givenName", "displayName", "preferredUsername"];
+/**
+ * Criteria on what the limited view (rule 2) hides: they match only users of the client read, or
+ * a search of the merchant's users would tell, one guess or pattern at a time, what the view hides.
+ */
+const HIDDEN_CRITERIA: readonly Criterion[] = ["email", "emails", "phoneNumber"];
 
 type Criterion = TextProperty | "userId" | "clientId";
 
@@ -76,17 +82,15 @@ const USER_LIST: ListSpec<UserSort, UserField, Criterion> = {
 
 type UserQuery = ListQuery<UserSort, UserField, Criterion>;
 
-const invalid = (name: string) => new ApiError(400, "invalid_request", `Invalid parameter value: ${name}`);
-
 /** A criterion's values: exact ones, or one regular expression (RE2 syntax, linear time). */
 function splitValues(name: Criterion, values: string[]): { exact: string[] } | { regex: RE2JS } {
   const literals = values.map(regexLiteral);
   if (literals.every((literal) => literal === null)) return { exact: values };
   const [literal] = literals;
-  if (literals.length > 1 || !literal) throw invalid(name);
+  if (literals.length > 1 || !literal) throw invalidParameter(name);
   const flags = [...new Set(literal.flags)];
   if (flags.length !== literal.flags.length || flags.some((flag) => REGEX_FLAGS[flag] === undefined))
-    throw invalid(name);
+    throw invalidParameter(name);
   try {
     return {
       regex: RE2JS.compile(
@@ -95,7 +99,7 @@ function splitValues(name: Criterion, values: string[]): { exact: string[] } | {
       ),
     };
   } catch {
-    throw invalid(name);
+    throw invalidParameter(name);
   }
 }
 
@@ -103,7 +107,7 @@ function splitValues(name: Criterion, values: string[]): { exact: string[] } | {
 function readEach(name: string, values: string[], read: (value: string) => string | null): string[] {
   return values.map((value) => {
     const readValue = read(value);
-    if (readValue === null) throw invalid(name);
+    if (readValue === null) throw invalidParameter(name);
     return readValue;
   });
 }
@@ -114,7 +118,7 @@ function nameMatch(name: NameProperty, values: string[]): NameMatch {
   for (const value of values) {
     const prefix = value.endsWith("*");
     const key = searchKey(prefix ? value.slice(0, -1) : value);
-    if (key === "" || key.includes("*")) throw invalid(name);
+    if (key === "" || key.includes("*")) throw invalidParameter(name);
     (prefix ? match.prefixes : match.keys).push(key);
   }
   return match;
@@ -131,7 +135,7 @@ function plan(scope: { clientId: string; merchantId: number }, query: UserQuery)
   for (const [name, values] of Object.entries(criteria) as [TextProperty | "userId", string[]][]) {
     const parsed = splitValues(name, values);
     if ("regex" in parsed) {
-      if (name === "userId") throw invalid(name);
+      if (name === "userId") throw invalidParameter(name);
       regexes[name] = parsed.regex;
     } else exact[name] = parsed.exact;
   }
@@ -142,7 +146,10 @@ function plan(scope: { clientId: string; merchantId: number }, query: UserQuery)
   }
   const search: UserSearch = {
     ...pageOf(query),
-    scope: filters.other.includes("merchant") ? { merchantId: scope.merchantId } : { clientId: scope.clientId },
+    scope:
+      filters.other.includes("merchant") && !HIDDEN_CRITERIA.some((criterion) => where[criterion] !== undefined)
+        ? { merchantId: scope.merchantId }
+        : { clientId: scope.clientId },
     statuses: filters.status.length > 0 ? filters.status.map((filter) => STATUS_FILTERS[filter]!) : ACTIVE,
     timeColumn: filters.other.includes("updated") ? "updated" : "published",
     legacyIds: exact.id,

@@ -209,7 +209,9 @@ export const userAccounts = sqliteTable(
  * Which users a client may see: a user is visible to a client once connected to it. Each row
  * carries a copy of its user's status, published and updated, so that a page of a client's (or
  * a merchant's) users in any of those orders is one index range per status. Triggers of
- * migration 0003 keep the copies equal to the user's, whoever writes either table.
+ * migration 0003 keep the copies equal to the user's, whoever writes either table. drizzle-kit
+ * does not know them: a migration that rebuilds either table must create them again (the test
+ * "follows a user's status changes" in test/users.test.ts fails when they are gone).
  */
 export const userClients = sqliteTable(
   "user_clients",

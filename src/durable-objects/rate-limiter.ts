@@ -1,12 +1,11 @@
 /**
  * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request:
  * it checks the client's IP allow-list and endpoint grants, counts the request in the client's
- * fixed window, and
- * tells the client's current merchant, which scopes the call. It also counts password sign-in
- * attempts per account, so that nobody holding the client's credentials can guess passwords
- * without limit. The client's policy (merchant, quota, window, allow-list, grants) is read from D1 at most
- * once a minute per client, so the request path itself touches no database; policy changes apply
- * within a minute. Counters survive eviction in the object's storage (the window in its KV,
+ * fixed window, and tells the client's current merchant, which scopes the call. It also counts
+ * password sign-in attempts per account, so that nobody holding the client's credentials can
+ * guess passwords without limit. The client's policy (merchant, quota, window, allow-list,
+ * grants) is read from D1 at most once a minute per client, so the request path itself touches no
+ * database; policy changes apply within a minute. Counters survive eviction in the object's storage (the window in its KV,
  * sign-in attempts in a SQLite table indexed by expiry); one alarm, at most once a minute,
  * deletes the expired ones.
  */

@@ -65,7 +65,7 @@ export type ListQuery<Sort extends string, Field extends string, Criterion exten
   where: Partial<Record<Criterion, string[]>>;
 };
 
-function invalid(name: string, accepted?: readonly string[]): ApiError {
+export function invalidParameter(name: string, accepted?: readonly string[]): ApiError {
   const hint = accepted === undefined ? "" : ` (accepted: ${accepted.join(", ")})`;
   return new ApiError(400, "invalid_request", `Invalid parameter value: ${name}${hint}`);
 }
@@ -114,21 +114,21 @@ function multiple(name: string, raw: string[]): string[] {
     .flatMap((value) => (REGEX_LITERAL.test(value.trim()) ? [value] : value.split(",")))
     .map((value) => value.trim());
   if (list.length > MAX_VALUES || list.some((value) => value === "" || value.length > MAX_VALUE_LENGTH)) {
-    throw invalid(name);
+    throw invalidParameter(name);
   }
   return list;
 }
 
 function single(name: string, raw: string[] | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  if (raw.length !== 1) throw invalid(name);
+  if (raw.length !== 1) throw invalidParameter(name);
   return raw[0]!.trim();
 }
 
 function count(name: string, raw: string[] | undefined, fallback: number, range: { min: number; max: number }) {
   const text = single(name, raw);
   if (text === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(text) || Number(text) < range.min) throw invalid(name);
+  if (!/^\d{1,9}$/.test(text) || Number(text) < range.min) throw invalidParameter(name);
   return Math.min(Number(text), range.max);
 }
 
@@ -153,7 +153,7 @@ function time(name: string, raw: string[] | undefined, now: number): number | nu
   const text = single(name, raw);
   if (text === undefined) return null;
   const seconds = parseTime(text, now);
-  if (seconds === null) throw invalid(name);
+  if (seconds === null) throw invalidParameter(name);
   return seconds;
 }
 
@@ -161,13 +161,14 @@ function sortTerms<Sort extends string>(
   spec: { sorts: readonly Sort[]; maxSortTerms?: number },
   terms: [string, string][],
 ): SortTerm<Sort>[] {
-  if (terms.length > Math.min(MAX_VALUES, spec.maxSortTerms ?? MAX_VALUES)) throw invalid("sort");
+  if (terms.length > Math.min(MAX_VALUES, spec.maxSortTerms ?? MAX_VALUES)) throw invalidParameter("sort");
   const seen = new Set<string>();
   return terms.map(([property, direction]) => {
-    if (!(spec.sorts as readonly string[]).includes(property) || seen.has(property)) throw invalid("sort", spec.sorts);
+    if (!(spec.sorts as readonly string[]).includes(property) || seen.has(property))
+      throw invalidParameter("sort", spec.sorts);
     seen.add(property);
     const lower = direction.trim().toLowerCase();
-    if (lower !== "asc" && lower !== "desc") throw invalid(`sort[${property}]`, ["asc", "desc"]);
+    if (lower !== "asc" && lower !== "desc") throw invalidParameter(`sort[${property}]`, ["asc", "desc"]);
     return { property: property as Sort, direction: lower };
   });
 }
@@ -193,14 +194,15 @@ export function parseListQuery<Sort extends string, Field extends string, Criter
         : spec.otherFilters.includes(filter)
           ? filters.other
           : null;
-    if (group === null) throw invalid("filters", [...spec.statusFilters, ...spec.typeFilters, ...spec.otherFilters]);
+    if (group === null)
+      throw invalidParameter("filters", [...spec.statusFilters, ...spec.typeFilters, ...spec.otherFilters]);
     if (!group.includes(filter)) group.push(filter);
   }
 
   const fieldsParam = values.get("fields");
   const fields = fieldsParam === undefined ? null : multiple("fields", fieldsParam);
   if (fields?.some((field) => !(spec.fields as readonly string[]).includes(field)))
-    throw invalid("fields", spec.fields);
+    throw invalidParameter("fields", spec.fields);
 
   const sort = sortTerms(spec, requestedSort);
   const where: Partial<Record<Criterion, string[]>> = {};
@@ -210,7 +212,7 @@ export function parseListQuery<Sort extends string, Field extends string, Criter
     if (raw === undefined) continue;
     where[criterion] = multiple(criterion, raw);
     criteriaValues += where[criterion].length;
-    if (criteriaValues > MAX_CRITERIA_VALUES) throw invalid(criterion);
+    if (criteriaValues > MAX_CRITERIA_VALUES) throw invalidParameter(criterion);
   }
 
   const since = time("since", values.get("since"), now);
@@ -230,14 +232,14 @@ export function parseListQuery<Sort extends string, Field extends string, Criter
 /** A criterion's values as integers (ids, prices); anything else is a 400 naming it. */
 export function integerValues(name: string, values: string[] | undefined): number[] | undefined {
   if (values === undefined) return undefined;
-  if (values.some((value) => !/^-?\d{1,15}$/.test(value))) throw invalid(name);
+  if (values.some((value) => !/^-?\d{1,15}$/.test(value))) throw invalidParameter(name);
   return values.map(Number);
 }
 
 /** Results to skip: 0 to 999, as no page reaches past the 1000th result. */
 function offset(raw: string[] | undefined): number {
   const skipped = count("offset", raw, 0, { min: 0, max: MAX_RESULTS });
-  if (skipped >= MAX_RESULTS) throw invalid("offset");
+  if (skipped >= MAX_RESULTS) throw invalidParameter("offset");
   return skipped;
 }
 

@@ -97,12 +97,13 @@ export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * Outside production, every response says where its time went (`Server-Timing`): D1 (queries,
+ * In development and staging, every response says where its time went (`Server-Timing`): D1 (queries,
  * time, rows read as D1 reports them), the client's Durable Object, and the whole request as the
  * Worker saw it. Production skips the measuring altogether.
  */
 export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.env.ENVIRONMENT === "production") return next();
+  // Named, not "anything but production": a missing or misspelt setting measures nothing.
+  if (c.env.ENVIRONMENT !== "development" && c.env.ENVIRONMENT !== "staging") return next();
   const timing: RequestTiming = { started: performance.now(), d1: newD1Usage(), durableObjectMs: 0 };
   c.set("timing", timing);
   await next();

@@ -27,6 +27,8 @@ const utf8Length = (text: string) => new TextEncoder().encode(text).length;
 
 /** The canonical form of an e-mail address, or null when it is not one. */
 export function canonicalEmailAddress(address: string): string | null {
+  // Normalization can only shorten a well-formed address so much; refuse the absurd before any work.
+  if (address.length > 4 * MAX_ADDRESS_BYTES) return null;
   const at = address.lastIndexOf("@");
   if (at < 1 || address !== address.trim()) return null;
   const local = address.slice(0, at).toLowerCase().normalize("NFC");
@@ -49,7 +51,12 @@ function canonicalDomain(domain: string): string | null {
   const labels = ascii.split(".");
   if (labels.length < 2 || !labels.every((label) => ASCII_LABEL.test(label))) return null;
   if (!TOP_LEVEL_LABEL.test(labels.at(-1)!)) return null;
-  const unicode = toUnicode(ascii);
+  let unicode: string;
+  try {
+    unicode = toUnicode(ascii);
+  } catch {
+    return null;
+  }
   return hostName(unicode) === ascii ? unicode : null;
 }
 

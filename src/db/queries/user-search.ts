@@ -71,11 +71,11 @@ const PROPERTY_VALUES: Record<TextProperty, SQL> = {
 /** Highest code point: every key with a prefix sorts below the prefix followed by it. */
 const AFTER_PREFIX = "\u{10FFFF}";
 
-const list = (values: readonly unknown[]) =>
-  sql.join(
-    values.map((value) => sql`${value}`),
-    sql`, `,
-  );
+/**
+ * The values as one bound parameter, however many there are: the scope walk repeats its
+ * conditions once per status, and D1 binds at most 100 parameters a statement.
+ */
+const list = (values: readonly unknown[]) => sql`SELECT value FROM json_each(${JSON.stringify(values)})`;
 const anyOf = (column: SQL | SQLiteColumn, values: readonly unknown[] | undefined) =>
   values === undefined ? undefined : sql`${column} IN (${list(values)})`;
 
