@@ -1,11 +1,11 @@
 /** GET /api/2/clients: the caller's merchant's clients, keyed by client ID. Server token. */
 import { Hono } from "hono";
 import * as z from "zod/mini";
-import { clientSchema } from "../schemas/responses/client";
 import { listMerchantClients } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { describeRoute, respond } from "../http/container";
 import { requireToken } from "../middleware/auth";
+import { clientSchema } from "../schemas/responses/client";
 import { clientView } from "./views/client";
 
 export const clientRoutes = new Hono<AppEnv>().get(

@@ -5,15 +5,15 @@
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";
-import { mailSchema } from "../schemas/responses/mail";
 import { findVisibleMailOwner, listMails, type MailOwner } from "../db/queries/mails";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { decodeBase64Utf8 } from "../http/encoding";
 import { parseUserKey } from "../http/user-key";
-import { canonicalEmailAddress } from "../schemas/email-address";
 import { requireToken } from "../middleware/auth";
+import { canonicalEmailAddress } from "../schemas/email-address";
+import { mailSchema } from "../schemas/responses/mail";
 import { mailView } from "./views/mail";
 
 /** The most recent mails shown, each with all of its events. */

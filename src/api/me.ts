@@ -1,6 +1,5 @@
 /** GET /api/2/me: the User object of the token's own user. User token. */
 import { Hono } from "hono";
-import { userSchema } from "../schemas/responses/user";
 import { findUserProfile } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv } from "../env";
@@ -8,6 +7,7 @@ import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { requireToken } from "../middleware/auth";
 import { invalidTokenError } from "../oauth/tokens";
+import { userSchema } from "../schemas/responses/user";
 import { userView } from "./views/user";
 
 export const meRoutes = new Hono<AppEnv>().get(

@@ -1,9 +1,9 @@
 /** GET /api/2/status: platform status, no token. */
 import { Hono } from "hono";
-import { statusSchema } from "../schemas/responses/service";
 import type { AppEnv } from "../env";
 import { describeRoute, respond } from "../http/container";
 import { SUPPORTED_GRANT_TYPES } from "../oauth/routes";
+import { statusSchema } from "../schemas/responses/service";
 import { versionObject } from "./version";
 
 /** Browser flows come with the authorization endpoint; until then none is offered. */

@@ -1,10 +1,10 @@
 /** GET /api/2/version: the version object, no token. */
 import { Hono } from "hono";
 import * as z from "zod/mini";
-import { versionSchema } from "../schemas/responses/service";
 import type { AppEnv } from "../env";
 import { API_VERSION, describeRoute, respond } from "../http/container";
 import { formatDatetime, nowInSeconds, TIME_ZONE } from "../http/datetime";
+import { versionSchema } from "../schemas/responses/service";
 
 export const WEB_VERSION = "2.14.0";
 

@@ -19,8 +19,8 @@ import type { ImportFile } from "../schemas/import";
 import { hashSecret, sealSecret } from "../security/data-protection";
 import { hashPassword } from "../security/password";
 import * as s from "./schema";
-import { searchKeyOrNull } from "./search-key";
 import { CURRENT_LOCATION } from "./schema";
+import { searchKeyOrNull } from "./search-key";
 
 /** Any async SQLite driver: D1 in the Worker, a statement recorder in the Node import script. */
 // biome-ignore lint/suspicious/noExplicitAny: the driver's result type is irrelevant here

@@ -3,11 +3,11 @@
  * `respond` renders success, `respondError` failures; both honour the request's format.
  */
 import type { Context } from "hono";
-import type { $ZodType } from "zod/v4/core";
 import { routePath } from "hono/route";
+import type { $ZodType } from "zod/v4/core";
+import type { RateLimitFigures } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
 import type { ApiError, ErrorBody } from "../errors";
-import type { RateLimitFigures } from "../durable-objects/rate-limiter";
 import { containerSchema } from "../schemas/responses/container";
 import { documented, type Parameter } from "./openapi";
 

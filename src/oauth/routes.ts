@@ -2,12 +2,12 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
-import { nowInSeconds } from "../http/datetime";
 import { describeRoute } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
 import { documented } from "../http/openapi";
 import { validate } from "../http/validation";
-import { keySetSchema, tokenResponseSchema } from "../schemas/responses/oauth";
 import { tokenRequestSchema } from "../schemas/oauth";
+import { keySetSchema, tokenResponseSchema } from "../schemas/responses/oauth";
 import { authenticateClient } from "./client-auth";
 import { clientCredentialsGrant } from "./grants/client-credentials";
 import type { Grant } from "./grants/grant";

@@ -1,8 +1,8 @@
 /** The spec's Digital content object: every integer as a string, datetimes as `YYYY-MM-DD HH:MM:SS`. */
 import type { DigitalContentRecord } from "../../db/queries/digital-contents";
 import { formatDatetime } from "../../http/datetime";
-import { integerText as text } from "./integer-text";
 import type { DigitalContent } from "../../schemas/responses/digital-content";
+import { integerText as text } from "./integer-text";
 
 export function digitalContentView(d: DigitalContentRecord): DigitalContent {
   return {

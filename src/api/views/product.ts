@@ -5,8 +5,8 @@
  */
 import type { ProductRecord } from "../../db/queries/products";
 import { formatDatetime } from "../../http/datetime";
-import { integerText as text } from "./integer-text";
 import type { Product } from "../../schemas/responses/product";
+import { integerText as text } from "./integer-text";
 
 const datetime = (seconds: number | null) => (seconds === null ? null : formatDatetime(seconds));
 const flag = (value: boolean): "0" | "1" => (value ? "1" : "0");

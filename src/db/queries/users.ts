@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Database } from "../client";
 import { emailLookupKey } from "../../schemas/email-address";
+import type { Database } from "../client";
 import { userAccounts, userAddresses, userClients, userEmails, userPhoneNumbers, users } from "../schema";
 
 export type UserRecord = typeof users.$inferSelect;

@@ -10,10 +10,10 @@ import { connectUser, findUserByEmail, isConnected, recordPasswordSignIn } from 
 import { REFUSED_USER_STATUSES } from "../../db/schema";
 import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { OAuthError } from "../../errors";
-import { redirectUriProblem } from "../redirect-uri";
 import { emailLookupKey } from "../../schemas/email-address";
 import { hashSecret } from "../../security/data-protection";
 import { verifyPassword } from "../../security/password";
+import { redirectUriProblem } from "../redirect-uri";
 import { type Grant, tokenResponse } from "./grant";
 
 /** Refresh tokens live 30 days (spec silent; see README "Decisions"). */
