@@ -123,8 +123,8 @@ describe("user pages", () => {
       /USING COVERING INDEX user_clients_client_status_updated_idx \(client_id=\? AND status=\? AND updated>\? AND updated<\?\)/,
     ],
     [
-      "an unindexed criterion, checked on the way",
-      { genders: ["female"], scope: { merchantId: 1 }, sort: [{ property: "published", direction: "asc" }] },
+      "a scan for checks no index answers, carrying a property",
+      { properties: ["gender"], scope: { merchantId: 1 }, sort: [{ property: "published", direction: "asc" }] },
       /USING (COVERING )?INDEX user_clients_merchant_status_published_idx/,
     ],
   ])("%s walk one index range per status, in order", async (_, search, index) => {
@@ -146,14 +146,10 @@ describe("user pages", () => {
     ["a uuid", { uuids: ["u"] }, /SEARCH users USING INDEX users_uuid_idx/],
     ["a legacy id", { legacyIds: ["l"] }, /SEARCH users USING INDEX users_legacy_id_idx/],
     ["a phone number", { phoneNumbers: ["+47"] }, /SEARCH users USING INDEX users_phone_number_idx/],
-    [
-      "a name prefix",
-      { names: { familyName: { keys: [], prefixes: ["han"] } } },
-      /SEARCH users USING INDEX users_family_name_key_idx \(family_name_key>\? AND family_name_key<\?\)/,
-    ],
+    ["a family name", { names: { familyName: ["hansen"] } }, /SEARCH users USING INDEX users_family_name_key_idx/],
     [
       "a display name, of a merchant's users",
-      { names: { displayName: { keys: ["a"], prefixes: [] } }, scope: { merchantId: 1 } },
+      { names: { displayName: ["a"] }, scope: { merchantId: 1 } },
       /SEARCH users USING INDEX users_display_name_key_idx/,
     ],
   ])("a search by %s starts from its index", async (_, search, index) => {

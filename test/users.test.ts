@@ -216,6 +216,20 @@ describe("GET /api/2/users: regular expressions", () => {
     expect(body.meta).toMatchObject({ count: expected.length, scanComplete: true });
   });
 
+  it("checks name prefixes and criteria without an index on the same bounded scan", async () => {
+    for (const [q, expected, scanned] of [
+      ["?familyName=Hans*", [1], 4],
+      ["?gender=female", [1, 2], 4],
+      // Narrowed by the exact name first: only the client's active Hansens are scanned.
+      ["?locale=nb_NO&familyName=Hansen", [1], 1],
+    ] as const) {
+      const body = await expectFound(q, [...expected]);
+      expect(body.meta, q).toMatchObject({ scanned, scanComplete: true });
+    }
+    const exact = await expectFound("?familyName=Hansen", [1]);
+    expect(exact.meta).toEqual({ count: 1, offset: 0 });
+  });
+
   it("reports how many rows it examined", async () => {
     const body = await expectFound(query({ familyName: "/e/" }), [1, 2]);
     expect(body.meta).toEqual({ count: 2, offset: 0, scanned: 4, scanComplete: true });

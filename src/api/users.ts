@@ -9,7 +9,6 @@ import * as z from "zod/mini";
 import {
   findUsers,
   type FoundUser,
-  type NameMatch,
   type NameProperty,
   type TextProperty,
   type UserSearch,
@@ -42,8 +41,11 @@ import { limitedUserView, userView } from "./views/user";
 /** Status filters and the user statuses they select; without any, the active ones (spec rule 1). */
 const STATUS_FILTERS: Record<string, number> = { verified: 1, unverified: 0, inactive: -1, blocked: -2, deleted: -3 };
 const ACTIVE = [0, 1];
-/** Most rows a search with a regular expression examines; `meta.scanned` reports how many it did. */
-const REGEX_SCAN_ROWS = 5000;
+/**
+ * Most rows a search examines when a criterion has no index to answer it (a regular expression, a
+ * name prefix, gender, locale, utcOffset); `meta.scanned` reports how many it did.
+ */
+const SCAN_ROWS = 5000;
 const REGEX_FLAGS: Record<string, number> = { i: RE2JS.CASE_INSENSITIVE, m: RE2JS.MULTILINE, s: RE2JS.DOTALL };
 const NAME_PROPERTIES: readonly NameProperty[] = ["familyName", "givenName", "displayName", "preferredUsername"];
 /**
@@ -51,6 +53,8 @@ const NAME_PROPERTIES: readonly NameProperty[] = ["familyName", "givenName", "di
  * a search of the merchant's users would tell, one guess or pattern at a time, what the view hides.
  */
 const HIDDEN_CRITERIA: readonly Criterion[] = ["email", "emails", "phoneNumber"];
+/** Criteria with no index: too few distinct values for one to narrow a search. */
+const UNINDEXED_CRITERIA = ["gender", "locale", "utcOffset"] as const;
 
 type Criterion = TextProperty | "userId" | "clientId";
 
@@ -112,9 +116,9 @@ function readEach(name: string, values: string[], read: (value: string) => strin
   });
 }
 
-/** `Hans*` is a prefix; anything else one folded name. */
-function nameMatch(name: NameProperty, values: string[]): NameMatch {
-  const match: NameMatch = { keys: [], prefixes: [] };
+/** A name criterion's folded values; `Hans*` is a prefix. */
+function nameMatch(name: NameProperty, values: string[]): { keys: string[]; prefixes: string[] } {
+  const match = { keys: [] as string[], prefixes: [] as string[] };
   for (const value of values) {
     const prefix = value.endsWith("*");
     const key = searchKey(prefix ? value.slice(0, -1) : value);
@@ -124,25 +128,39 @@ function nameMatch(name: NameProperty, values: string[]): NameMatch {
   return match;
 }
 
-type Plan = { search: UserSearch; regexes: Partial<Record<TextProperty, RE2JS>> };
+/** Criteria no index answers, checked here on the rows a bounded scan yields. */
+type Checks = Partial<Record<TextProperty, (value: string) => boolean>>;
+type Plan = { search: UserSearch; checks: Checks };
 
 /** The search `query` asks for among the users of `scope`'s client (or its merchant). */
 function plan(scope: { clientId: string; merchantId: number }, query: UserQuery): Plan {
   const { filters, where } = query;
-  const regexes: Partial<Record<TextProperty, RE2JS>> = {};
+  const checks: Checks = {};
   const exact: Partial<Record<Criterion, string[]>> = {};
   const { clientId: _, ...criteria } = where;
   for (const [name, values] of Object.entries(criteria) as [TextProperty | "userId", string[]][]) {
     const parsed = splitValues(name, values);
     if ("regex" in parsed) {
       if (name === "userId") throw invalidParameter(name);
-      regexes[name] = parsed.regex;
+      checks[name] = (value) => parsed.regex.test(value);
     } else exact[name] = parsed.exact;
   }
-  const names: Partial<Record<NameProperty, NameMatch>> = {};
+  const names: Partial<Record<NameProperty, string[]>> = {};
   for (const property of NAME_PROPERTIES) {
     const values = exact[property];
-    if (values) names[property] = nameMatch(property, values);
+    if (!values) continue;
+    const { keys, prefixes } = nameMatch(property, values);
+    if (prefixes.length === 0) names[property] = keys;
+    else {
+      checks[property] = (value) => {
+        const key = searchKey(value);
+        return keys.includes(key) || prefixes.some((prefix) => key.startsWith(prefix));
+      };
+    }
+  }
+  for (const property of UNINDEXED_CRITERIA) {
+    const values = exact[property];
+    if (values) checks[property] = (value) => values.includes(value);
   }
   const search: UserSearch = {
     ...pageOf(query),
@@ -164,20 +182,17 @@ function plan(scope: { clientId: string; merchantId: number }, query: UserQuery)
     anyEmails: exact.emails && readEach("emails", exact.emails, canonicalEmailAddress),
     phoneNumbers: exact.phoneNumber,
     names,
-    genders: exact.gender,
-    locales: exact.locale,
-    utcOffsets: exact.utcOffset,
-    properties: Object.keys(regexes) as TextProperty[],
+    properties: Object.keys(checks) as TextProperty[],
   };
-  return { search, regexes };
+  return { search, checks };
 }
 
-function matchesAll(row: FoundUser, regexes: Plan["regexes"]): boolean {
-  return Object.entries(regexes).every(([property, regex]) => {
+function matchesAll(row: FoundUser, checks: Checks): boolean {
+  return Object.entries(checks).every(([property, check]) => {
     const value = row[property as TextProperty];
     if (value === null || value === undefined) return false;
     const values = property === "emails" ? (JSON.parse(value) as string[]) : [value];
-    return values.some((text) => regex.test(text));
+    return values.some(check);
   });
 }
 
@@ -201,17 +216,17 @@ export const userListRoutes = new Hono<AppEnv>().get(
     const query = parseListQuery(new URL(c.req.url), USER_LIST, nowInSeconds());
     // The client read acts as the calling client, for the search and for the views (rule 2).
     const clientId = await readableClientId(c, query.where.clientId);
-    const { search, regexes } = plan({ clientId, merchantId: c.get("caller").merchantId }, query);
+    const { search, checks } = plan({ clientId, merchantId: c.get("caller").merchantId }, query);
     const db = c.get("db");
     let found: FoundUser[];
     let scan = {};
     if (search.properties.length === 0) {
       found = await findUsers(db, search);
     } else {
-      // Regular expressions run here, on the first rows of the search in order, at most REGEX_SCAN_ROWS.
-      const rows = await findUsers(db, search, { limit: REGEX_SCAN_ROWS, offset: 0 });
-      found = rows.filter((row) => matchesAll(row, regexes)).slice(search.offset, search.offset + search.limit);
-      scan = { scanned: rows.length, scanComplete: rows.length < REGEX_SCAN_ROWS };
+      // Checked here, on the first rows of the search in order, at most SCAN_ROWS of them.
+      const rows = await findUsers(db, search, { limit: SCAN_ROWS, offset: 0 });
+      found = rows.filter((row) => matchesAll(row, checks)).slice(search.offset, search.offset + search.limit);
+      scan = { scanned: rows.length, scanComplete: rows.length < SCAN_ROWS };
     }
     const profiles = await findUserProfiles(
       db,

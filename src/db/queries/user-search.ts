@@ -6,8 +6,10 @@
  *   are found by that index, checked for a connection to the client, and sorted.
  * - Otherwise the client's connections are walked in the asked-for order: one index range per
  *   wanted status (user_clients carries copies of each user's status and times), each cut at the
- *   end of the page, merged. Criteria without an index (gender, locale, utcOffset) are checked
- *   on the way.
+ *   end of the page, merged.
+ *
+ * Criteria no index answers (regular expressions, name prefixes, gender, locale, utcOffset) are
+ * the caller's to check, on rows of a bounded scan that carry the `properties` it names.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
@@ -17,12 +19,9 @@ import type { Page } from "./page";
 
 export type UserSort = "userId" | "published" | "updated";
 export type NameProperty = "familyName" | "givenName" | "displayName" | "preferredUsername";
-/** Text properties a found row can carry along, for matching regular expressions against. */
+/** Text properties a found row can carry along, for checks no index answers. */
 export type TextProperty =
   NameProperty | "id" | "uuid" | "email" | "emails" | "phoneNumber" | "gender" | "locale" | "utcOffset";
-
-/** Exact folded names and name prefixes (db/search-key.ts), OR-ed. */
-export type NameMatch = { keys: string[]; prefixes: string[] };
 
 export type UserSearch = Page<UserSort> & {
   scope: { clientId: string } | { merchantId: number };
@@ -37,10 +36,9 @@ export type UserSearch = Page<UserSort> & {
   /** Any of a user's e-mail addresses, canonical. */
   anyEmails?: string[] | undefined;
   phoneNumbers?: string[] | undefined;
-  names: Partial<Record<NameProperty, NameMatch>>;
-  genders?: string[] | undefined;
-  locales?: string[] | undefined;
-  utcOffsets?: string[] | undefined;
+  /** Folded names (db/search-key.ts), OR-ed. */
+  names: Partial<Record<NameProperty, string[]>>;
+  /** Text properties each found row carries, for the caller's own checks. */
   properties: TextProperty[];
 };
 
@@ -68,9 +66,6 @@ const PROPERTY_VALUES: Record<TextProperty, SQL> = {
   utcOffset: sql`${users.utcOffset}`,
 };
 
-/** Highest code point: every key with a prefix sorts below the prefix followed by it. */
-const AFTER_PREFIX = "\u{10FFFF}";
-
 /**
  * The values as one bound parameter, however many there are: the scope walk repeats its
  * conditions once per status, and D1 binds at most 100 parameters a statement.
@@ -78,14 +73,6 @@ const AFTER_PREFIX = "\u{10FFFF}";
 const list = (values: readonly unknown[]) => sql`SELECT value FROM json_each(${JSON.stringify(values)})`;
 const anyOf = (column: SQL | SQLiteColumn, values: readonly unknown[] | undefined) =>
   values === undefined ? undefined : sql`${column} IN (${list(values)})`;
-
-function nameCondition(column: SQLiteColumn, { keys, prefixes }: NameMatch): SQL {
-  const alternatives = [
-    ...(keys.length > 0 ? [sql`${column} IN (${list(keys)})`] : []),
-    ...prefixes.map((prefix) => sql`(${column} >= ${prefix} AND ${column} < ${prefix + AFTER_PREFIX})`),
-  ];
-  return sql`(${sql.join(alternatives, sql` OR `)})`;
-}
 
 /** Criteria that an index serves; any of them makes a search narrowed. */
 function indexedCriteria(search: UserSearch): SQL[] {
@@ -97,18 +84,7 @@ function indexedCriteria(search: UserSearch): SQL[] {
     search.anyEmails &&
       sql`${users.id} IN (SELECT ${userEmails.userId} FROM ${userEmails} WHERE ${anyOf(userEmails.value, search.anyEmails)})`,
     anyOf(users.phoneNumber, search.phoneNumbers),
-    ...Object.entries(search.names).map(([property, match]) =>
-      nameCondition(NAME_KEY_COLUMNS[property as NameProperty], match),
-    ),
-  ];
-  return conditions.filter((condition) => condition !== undefined);
-}
-
-function unindexedCriteria(search: UserSearch): SQL[] {
-  const conditions = [
-    anyOf(users.gender, search.genders),
-    anyOf(users.locale, search.locales),
-    anyOf(users.utcOffset, search.utcOffsets),
+    ...Object.entries(search.names).map(([property, keys]) => anyOf(NAME_KEY_COLUMNS[property as NameProperty], keys)),
   ];
   return conditions.filter((condition) => condition !== undefined);
 }
@@ -145,7 +121,6 @@ function narrowedQuery(search: UserSearch, rows: { limit: number; offset: number
   }[search.sort[0]?.property ?? "userId"];
   const conditions = [
     ...indexedCriteria(search),
-    ...unindexedCriteria(search),
     sql`+${users.status} IN (${list(search.statuses)})`,
     ...withinTime(sql`+${users[search.timeColumn]}`, search),
     connected,
@@ -168,8 +143,6 @@ function scopeQuery(search: UserSearch, rows: { limit: number; offset: number })
   // Named, as without table statistics SQLite prefers the primary key (the client's users in id
   // order) and would filter by status on the way, reading far past the page for a rare status.
   const index = `user_clients_${"clientId" in scope ? "client" : "merchant"}_status_${sort === "userId" ? "user" : sort}_idx`;
-  const unindexed = unindexedCriteria(search);
-  const joinUsers = unindexed.length > 0 ? sql` JOIN ${users} ON ${users.id} = ${userClients.userId}` : sql``;
   // A user connected to several clients of the merchant has one connection to each.
   const distinct = "clientId" in scope ? sql`` : sql`DISTINCT `;
   const dir = direction(search);
@@ -178,9 +151,8 @@ function scopeQuery(search: UserSearch, rows: { limit: number; offset: number })
       inScope,
       sql`${userClients.status} = ${status}`,
       ...withinTime(userClients[search.timeColumn], search),
-      ...unindexed,
     ];
-    return sql`SELECT * FROM (SELECT ${distinct}${userClients.userId} AS "userId", ${sortColumn} AS "sortValue" FROM ${userClients} INDEXED BY ${sql.identifier(index)}${joinUsers} WHERE ${and(conditions)} ORDER BY ${sortColumn} ${dir}, ${userClients.userId} ${dir} LIMIT ${rows.offset + rows.limit})`;
+    return sql`SELECT * FROM (SELECT ${distinct}${userClients.userId} AS "userId", ${sortColumn} AS "sortValue" FROM ${userClients} INDEXED BY ${sql.identifier(index)} WHERE ${and(conditions)} ORDER BY ${sortColumn} ${dir}, ${userClients.userId} ${dir} LIMIT ${rows.offset + rows.limit})`;
   });
   const merged = sql.join(perStatus, sql` UNION ALL `);
   const withProperties = search.properties.length > 0 ? sql` JOIN ${users} ON ${users.id} = "page"."userId"` : sql``;
