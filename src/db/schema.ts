@@ -406,12 +406,15 @@ export const refreshTokens = sqliteTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     scope: text("scope").notNull().default(""),
+    /** Every token rotated from one grant shares its family; reuse of a rotated one revokes them all. */
+    family: text("family").notNull().default(""),
     created: integer("created").notNull().default(now),
     expires: integer("expires").notNull(),
     revoked: integer("revoked"),
   },
   (t) => [
     uniqueIndex("refresh_tokens_hash_idx").on(t.tokenHash),
+    index("refresh_tokens_family_idx").on(t.family),
     index("refresh_tokens_user_client_idx").on(t.userId, t.clientId),
     index("refresh_tokens_client_idx").on(t.clientId),
     index("refresh_tokens_expires_idx").on(t.expires),

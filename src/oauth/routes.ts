@@ -12,11 +12,13 @@ import { authenticateClient } from "./client-auth";
 import { clientCredentialsGrant } from "./grants/client-credentials";
 import type { Grant } from "./grants/grant";
 import { passwordGrant } from "./grants/password";
+import { refreshTokenGrant } from "./grants/refresh-token";
 import { publicKeySet } from "./tokens";
 
 const GRANTS = new Map<string, Grant>([
   ["password", passwordGrant],
   ["client_credentials", clientCredentialsGrant],
+  ["refresh_token", refreshTokenGrant],
 ]);
 
 /** What /api/2/status reports: the grants this deployment actually accepts. */

@@ -11,6 +11,7 @@ export const tokenRequestSchema = z.object({
   username: z.optional(param),
   password: z.optional(z.string().check(z.maxLength(1024))),
   redirect_uri: z.optional(param),
+  refresh_token: z.optional(param),
   resource: z.optional(param),
   scope: z.optional(param),
 });

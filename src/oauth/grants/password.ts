@@ -11,14 +11,12 @@ import { REFUSED_USER_STATUSES } from "../../db/schema";
 import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { OAuthError } from "../../errors";
 import { emailLookupKey } from "../../schemas/email-address";
-import { hashSecret } from "../../security/data-protection";
 import { verifyPassword } from "../../security/password";
 import { redirectUriProblem } from "../redirect-uri";
+import { newRefreshToken, newRefreshTokenFamily } from "../refresh-tokens";
 import { type Grant, tokenResponse } from "./grant";
 
 /** Refresh tokens live 30 days (spec silent; see README "Decisions"). */
-export const REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600;
-const REFRESH_TOKEN_BYTES = 32;
 
 export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   const { username, password, redirect_uri: redirectUri } = params;
@@ -64,14 +62,15 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     throw new OAuthError(400, "invalid_grant", "The user has not granted this client access");
   }
 
-  const refreshToken = base64url.encode(crypto.getRandomValues(new Uint8Array(REFRESH_TOKEN_BYTES)));
+  const refresh = await newRefreshToken(c.env, now);
   await db.batch([
     insertRefreshToken(db, {
-      tokenHash: await hashSecret(c.env.DATA_PROTECTION_KEY, refreshToken),
+      tokenHash: refresh.tokenHash,
       clientId: client.id,
       userId: user.id,
-      created: now,
-      expires: now + REFRESH_TOKEN_LIFETIME,
+      family: newRefreshTokenFamily(),
+      created: refresh.created,
+      expires: refresh.expires,
     }),
     recordPasswordSignIn(db, user.id, now),
     connectUser(db, { clientId: client.id, userId: user.id, merchantId: client.merchantId }),
@@ -80,7 +79,7 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   return tokenResponse(
     { c, client, params, now },
     { kind: "user", userId: user.id },
-    { user_id: String(user.id), is_admin: false, refresh_token: refreshToken },
+    { user_id: String(user.id), is_admin: false, refresh_token: refresh.token },
   );
 };
 

@@ -1,0 +1,42 @@
+/**
+ * grant_type=refresh_token (RFC 6749 §6) with rotation: each use answers a new refresh token and
+ * the presented one stops working; presenting one already rotated revokes its whole family
+ * (RFC 9700 §4.14.2), since either its owner or a thief now holds a stolen successor.
+ */
+import { findRefreshToken, revokeRefreshTokenFamily, rotateRefreshToken } from "../../db/queries/refresh-tokens";
+import { findUserStatus } from "../../db/queries/users";
+import { REFUSED_USER_STATUSES } from "../../db/schema";
+import { OAuthError } from "../../errors";
+import { newRefreshToken, refreshTokenHash } from "../refresh-tokens";
+import { type Grant, tokenResponse } from "./grant";
+
+const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
+
+export const refreshTokenGrant: Grant = async (request) => {
+  const { c, client, params, now } = request;
+  if (!params.refresh_token) throw new OAuthError(400, "invalid_request", "Parameter 'refresh_token' is missing");
+  const db = c.get("db");
+  const presented = await findRefreshToken(db, await refreshTokenHash(c.env, params.refresh_token));
+  // The same answer for unknown tokens and for another client's: neither tells the caller more.
+  if (!presented || presented.clientId !== client.id) throw invalidGrant("The refresh token is invalid");
+  if (presented.revoked !== null) {
+    await revokeRefreshTokenFamily(db, presented.family, now);
+    throw invalidGrant("The refresh token has been used or revoked");
+  }
+  if (presented.expires <= now) throw invalidGrant("The refresh token has expired");
+  const status = await findUserStatus(db, presented.userId);
+  const refusal = status === undefined ? "deleted" : REFUSED_USER_STATUSES[status];
+  if (refusal) throw invalidGrant(`The user account is ${refusal}`);
+
+  const successor = await newRefreshToken(c.env, now);
+  if (!(await rotateRefreshToken(db, presented, successor))) {
+    // Another redemption of the same token got there first: that is reuse too.
+    await revokeRefreshTokenFamily(db, presented.family, now);
+    throw invalidGrant("The refresh token has been used or revoked");
+  }
+  return tokenResponse(
+    request,
+    { kind: "user", userId: presented.userId },
+    { user_id: String(presented.userId), is_admin: false, refresh_token: successor.token },
+  );
+};
