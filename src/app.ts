@@ -23,7 +23,7 @@ import { ApiError, toApiError } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
-import { describeKeySet, oauthRoutes } from "./oauth/routes";
+import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
 import { publicKeySet } from "./oauth/tokens";
 
 const API_BASE = `/api/${API_VERSION}`;
@@ -35,6 +35,7 @@ app.use("/api/*", selectFormat);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 
 app.route("/oauth", oauthRoutes);
+app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>
   c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }),
 );

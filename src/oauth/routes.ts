@@ -1,5 +1,6 @@
 /** /oauth/*: the token endpoint and the public keys that verify its tokens. */
 import { Hono } from "hono";
+import type * as z from "zod/mini";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import { describeRoute } from "../http/container";
@@ -7,7 +8,7 @@ import { nowInSeconds } from "../http/datetime";
 import { documented } from "../http/openapi";
 import { validate } from "../http/validation";
 import { tokenRequestSchema } from "../schemas/oauth";
-import { keySetSchema, tokenResponseSchema } from "../schemas/responses/oauth";
+import { keySetSchema, serverMetadataSchema, tokenResponseSchema } from "../schemas/responses/oauth";
 import { authenticateClient } from "./client-auth";
 import { clientCredentialsGrant } from "./grants/client-credentials";
 import type { Grant } from "./grants/grant";
@@ -23,6 +24,33 @@ const GRANTS = new Map<string, Grant>([
 
 /** What /api/2/status reports: the grants this deployment actually accepts. */
 export const SUPPORTED_GRANT_TYPES = [...GRANTS.keys()];
+
+/**
+ * GET /.well-known/oauth-authorization-server (RFC 8414), for discovery by standard clients.
+ * `issuer` is exactly the base URL, as the tokens' `iss`; the grants are those `/oauth/token`
+ * accepts, as the status endpoint lists them. No authorization endpoint yet, so no response types.
+ */
+export const metadataRoutes = new Hono<AppEnv>().get(
+  "/oauth-authorization-server",
+  describeRoute({
+    name: "Get the authorization server metadata",
+    controller: "oauth/metadata#show",
+    success: { data: serverMetadataSchema, bare: true },
+  }),
+  (c) => {
+    const base = c.env.BASE_URL;
+    const metadata: z.infer<typeof serverMetadataSchema> = {
+      issuer: base,
+      token_endpoint: `${base}/oauth/token`,
+      jwks_uri: `${base}/.well-known/jwks.json`,
+      grant_types_supported: SUPPORTED_GRANT_TYPES,
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      response_types_supported: [],
+      service_documentation: `${base}/api/2/reference`,
+    };
+    return c.json(metadata, 200, { "Cache-Control": "public, max-age=300" });
+  },
+);
 
 /** The public keys, here and at /.well-known/jwks.json. */
 export const describeKeySet = () =>

@@ -24,6 +24,19 @@ export const keySetSchema = z.object({
   ),
 });
 
+/** Authorization server metadata (RFC 8414): what this deployment offers, and nothing more. */
+export const serverMetadataSchema = z.object({
+  issuer: z.string(),
+  token_endpoint: z.string(),
+  jwks_uri: z.string(),
+  grant_types_supported: z.array(z.string()),
+  token_endpoint_auth_methods_supported: z.array(z.string()),
+  response_types_supported: z.array(z.string()),
+  service_documentation: z.string(),
+});
+
+z.globalRegistry.add(serverMetadataSchema, { id: "AuthorizationServerMetadata" });
+
 /** The spec's error body, bare under /oauth and the container's `error` under /api/2. */
 export const errorBodySchema = z.object({
   error: z.string(),

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { BASE, basicAuth, call, container, postForm, webClient } from "./helpers/http";
+
+async function metadata() {
+  const res = await call("/.well-known/oauth-authorization-server");
+  return { res, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe("GET /.well-known/oauth-authorization-server (RFC 8414)", () => {
+  it("names this deployment: issuer exactly the base URL, its token endpoint and keys", async () => {
+    const { res, body } = await metadata();
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=300");
+    expect(body).toMatchObject({
+      issuer: BASE,
+      token_endpoint: `${BASE}/oauth/token`,
+      jwks_uri: `${BASE}/.well-known/jwks.json`,
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      response_types_supported: [],
+    });
+  });
+
+  it("lists exactly the grants the status endpoint lists", async () => {
+    const { body } = await metadata();
+    const status = await container(await call("/api/2/status"));
+    expect(body.grant_types_supported).toEqual(status.data.oauth.grantTypes.split("|"));
+    expect(body.grant_types_supported).toEqual(
+      expect.arrayContaining(["password", "client_credentials", "refresh_token"]),
+    );
+  });
+
+  it("points at endpoints that answer, and keys that verify its tokens' issuer", async () => {
+    const { body } = await metadata();
+    const keys = await call(new URL(body.jwks_uri as string).pathname);
+    expect(keys.status).toBe(200);
+    const token = await postForm(
+      new URL(body.token_endpoint as string).pathname,
+      { grant_type: "client_credentials" },
+      basicAuth(webClient.id, webClient.secret),
+    );
+    const { access_token } = (await token.json()) as { access_token: string };
+    const payload = JSON.parse(atob(access_token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")));
+    expect(payload.iss).toBe(body.issuer);
+  });
+});
