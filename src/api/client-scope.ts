@@ -8,6 +8,9 @@ import { findClientRights } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { ApiError, OAuthError } from "../errors";
 
+/** The `clientId` parameter, as the OpenAPI document describes it on each endpoint that takes it. */
+export const CLIENT_ID_PARAMETER = "Another client of the merchant to read (admin clients only)";
+
 export async function readableClientId(c: Context<AppEnv>, requested: string[] | undefined): Promise<string> {
   const caller = c.get("caller");
   if (requested === undefined) return caller.clientId;

@@ -28,7 +28,7 @@ import {
   type DigitalContentField,
   digitalContentSchema,
 } from "../schemas/responses/digital-content";
-import { readableClientId } from "./client-scope";
+import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
 import { digitalContentView } from "./views/digital-content";
 
 /** Status filters and the statuses they select (1 active, 0 expired, -1 deleted, -2 blocked). */
@@ -81,7 +81,7 @@ export const digitalContentRoutes = new Hono<AppEnv>().get(
     controller: "api/digitalcontents#index",
     parameters: listParameters(DIGITAL_CONTENT_LIST, {
       parentProductId: "The product and its child products",
-      clientId: "Another client of the merchant to read (admin clients only)",
+      clientId: CLIENT_ID_PARAMETER,
     }),
     success: { data: z.array(digitalContentSchema), collection: true },
   }),

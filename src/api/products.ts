@@ -21,7 +21,7 @@ import {
 } from "../http/list-query";
 import { requireToken } from "../middleware/auth";
 import { PRODUCT_FIELDS, type ProductField, productSchema } from "../schemas/responses/product";
-import { readableClientId } from "./client-scope";
+import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
 import { productView } from "./views/product";
 
 /** Status filters and the product statuses they select. */
@@ -74,7 +74,7 @@ export const productRoutes = new Hono<AppEnv>().get(
     name: "List products",
     controller: "api/products#index",
     parameters: listParameters(PRODUCT_LIST, {
-      clientId: "Another client of the merchant to read (admin clients only)",
+      clientId: CLIENT_ID_PARAMETER,
     }),
     success: { data: z.array(productSchema), collection: true },
   }),

@@ -35,7 +35,7 @@ import { parseUserKey } from "../http/user-key";
 import { requireToken } from "../middleware/auth";
 import { canonicalEmailAddress } from "../schemas/email-address";
 import { limitedUserSchema, USER_FIELDS, type UserField, userSchema } from "../schemas/responses/user";
-import { readableClientId } from "./client-scope";
+import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
 import { limitedUserView, userView } from "./views/user";
 
 /** Status filters and the user statuses they select; without any, the active ones (spec rule 1). */
@@ -203,11 +203,10 @@ export const userListRoutes = new Hono<AppEnv>().get(
     controller: "api/users#index",
     description: 'README "Users": exact, fuzzy and `/regular expression/flags` criteria, AND-ed.',
     parameters: listParameters(USER_LIST, {
-      familyName: "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)",
-      givenName: "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)",
-      displayName: "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)",
-      preferredUsername: "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)",
-      clientId: "Another client of the merchant to read (admin clients only)",
+      ...Object.fromEntries(
+        NAME_PROPERTIES.map((name) => [name, "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)"]),
+      ),
+      clientId: CLIENT_ID_PARAMETER,
     }),
     success: { data: z.array(z.union([userSchema, limitedUserSchema])), collection: true },
   }),
