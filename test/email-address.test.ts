@@ -114,6 +114,7 @@ describe("internationalized e-mail addresses (RFC 6531, IDN)", () => {
     ["a hyphen at a label's end", "ingrid@bad-.example"],
     ["a local part over 64 bytes", `${"ø".repeat(33)}@example.org`],
     ["a surrounding space", " ingrid@example.org"],
+    ["an address thousands of characters long", `${"a".repeat(3000)}@example.org`],
   ])("refuses %s", (_, email) => {
     expect(importProblems(email)).toEqual(["users[0].email: Invalid email address"]);
   });
