@@ -23,6 +23,7 @@ import { ApiError, toApiError } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
+import { exchangeRoutes } from "./oauth/exchange";
 import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
 import { publicKeySet } from "./oauth/tokens";
 
@@ -35,6 +36,7 @@ app.use("/api/*", selectFormat);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 
 app.route("/oauth", oauthRoutes);
+app.route("/oauth", exchangeRoutes);
 app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>
   c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }),
@@ -49,6 +51,7 @@ app.route(API_BASE, deviceRoutes);
 app.route(API_BASE, mailRoutes);
 app.route(API_BASE, userListRoutes);
 app.route(API_BASE, userRoutes);
+app.route(`${API_BASE}/oauth`, exchangeRoutes);
 app.route(
   API_BASE,
   documentationRoutes(() => app.routes),

@@ -121,7 +121,12 @@ describe("invalid tokens get 401 invalid_token", () => {
 
 describe("claims are read as we issue them, nothing looser", () => {
   /** A token signed with our own current key, so only its claims can be wrong. */
-  async function signed(subject: unknown, tokenUse: "user" | "server", mid: unknown = 10): Promise<string> {
+  async function signed(
+    subject: unknown,
+    tokenUse: "user" | "server",
+    mid: unknown = 10,
+    claims: Record<string, unknown> = {},
+  ): Promise<string> {
     const [jwk] = JSON.parse(env.TOKEN_SIGNING_KEYS) as JWK[];
     const key = await importJWK(jwk!, "EdDSA");
     return new SignJWT({
@@ -130,6 +135,8 @@ describe("claims are read as we issue them, nothing looser", () => {
       mid,
       scope: "",
       sub: subject as string /* any JSON, on purpose */,
+      jti: crypto.randomUUID(),
+      ...claims /* undefined drops a claim */,
     })
       .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid: jwk!.kid! })
       .setIssuer("https://accounts.test")
@@ -164,6 +171,15 @@ describe("claims are read as we issue them, nothing looser", () => {
 
   it("refuses a server token whose subject is not its own client", async () => {
     const res = await call("/api/2/clients", { headers: bearer(await signed(appClient.id, "server")) });
+    expect(res.status).toBe(401);
+  });
+
+  it.each([
+    ["no jti", { jti: undefined }],
+    ["a jti that is not a string", { jti: 7 }],
+    ["a grant that is not a string", { gid: ["a"] }],
+  ])("refuses a token with %s, as revocation needs them", async (_, claims) => {
+    const res = await call("/api/2/clients", { headers: bearer(await signed(webClient.id, "server", 10, claims)) });
     expect(res.status).toBe(401);
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { API_ENDPOINTS } from "../src/schemas/api-endpoints";
 import { describeImportErrors, importFileSchema } from "../src/schemas/import";
-import { bearer, call, container, ingrid, serverToken, userToken } from "./helpers/http";
+import { bearer, call, container, ingrid, serverToken, userToken, webClient } from "./helpers/http";
 import { createClient } from "./helpers/seed";
 
 const NOT_GRANTED = "Client is not authorized to access this API endpoint (access must be requested)";
@@ -22,6 +22,15 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
       body: "deviceId=grant-test&platform=iPhone&applicationName=Reader",
+    },
+  },
+  exchange: {
+    path: "/api/2/oauth/exchange",
+    token: "user",
+    init: {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: `clientId=${webClient.id}&type=code`,
     },
   },
 };

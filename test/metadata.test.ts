@@ -17,6 +17,10 @@ describe("GET /.well-known/oauth-authorization-server (RFC 8414)", () => {
       jwks_uri: `${BASE}/.well-known/jwks.json`,
       token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
       response_types_supported: [],
+      revocation_endpoint: `${BASE}/oauth/revoke`,
+      revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      introspection_endpoint: `${BASE}/oauth/introspect`,
+      introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
     });
   });
 
@@ -24,9 +28,16 @@ describe("GET /.well-known/oauth-authorization-server (RFC 8414)", () => {
     const { body } = await metadata();
     const status = await container(await call("/api/2/status"));
     expect(body.grant_types_supported).toEqual(status.data.oauth.grantTypes.split("|"));
-    expect(body.grant_types_supported).toEqual(
-      expect.arrayContaining(["password", "client_credentials", "refresh_token"]),
-    );
+    // The spec's status samples list these six; token exchange comes on top.
+    expect(body.grant_types_supported).toEqual([
+      "authorization_code",
+      "password",
+      "assertion",
+      "refresh_token",
+      "client_credentials",
+      "urn:ietf:params:oauth:grant-type:jwt-bearer",
+      "urn:ietf:params:oauth:grant-type:token-exchange",
+    ]);
   });
 
   it("points at endpoints that answer, and keys that verify its tokens' issuer", async () => {

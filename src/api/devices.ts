@@ -6,8 +6,7 @@
  */
 import { Hono } from "hono";
 import { saveDeviceFingerprint } from "../db/queries/devices";
-import { findUserStatus } from "../db/queries/users";
-import { REFUSED_USER_STATUSES } from "../db/schema";
+import { findUserRefusal } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
@@ -39,8 +38,7 @@ export const deviceRoutes = new Hono<AppEnv>().post(
     const caller = c.get("caller");
     const db = c.get("db");
     // Only a user who may still sign in registers devices; the token alone may outlive that.
-    const status = await findUserStatus(db, caller.userId!);
-    if (status === undefined || REFUSED_USER_STATUSES[status] !== undefined) {
+    if ((await findUserRefusal(db, caller.userId!)) !== undefined) {
       throw new ApiError(403, "access_denied", "Unauthorised access");
     }
     const hash = await deviceHash(device);

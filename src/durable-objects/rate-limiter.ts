@@ -3,11 +3,13 @@
  * it checks the client's IP allow-list and endpoint grants, counts the request in the client's
  * fixed window, and tells the client's current merchant, which scopes the call. It also counts
  * password sign-in attempts per account, so that nobody holding the client's credentials can
- * guess passwords without limit. The client's policy (merchant, quota, window, allow-list,
+ * guess passwords without limit. It is also where the client's one-time values are spent (exchange
+ * codes it redeems, its assertions' jti) and where its revoked access tokens are listed until they
+ * expire: reads here are strongly consistent, which KV's are not. The client's policy (merchant, quota, window, allow-list,
  * grants) is read from D1 at most once a minute per client, so the request path itself touches no
- * database; policy changes apply within a minute. Counters survive eviction in the object's storage (the window in its KV,
- * sign-in attempts in a SQLite table indexed by expiry); one alarm, at most once a minute,
- * deletes the expired ones.
+ * database; policy changes apply within a minute. Everything survives eviction in the object's
+ * storage (the window in its KV; sign-in attempts, redemptions and revocations in SQLite tables
+ * indexed by expiry); one alarm, at most once a minute, deletes what has expired.
  */
 import { DurableObject } from "cloudflare:workers";
 import { openDatabase } from "../db/client";
@@ -43,9 +45,21 @@ export type RateLimitFigures = {
 export type Admission =
   | { outcome: "admitted"; figures: RateLimitFigures; merchantId: number }
   | { outcome: "rate_limited"; figures: RateLimitFigures }
-  | { outcome: "ip_not_allowed" | "unknown_client" | "endpoint_not_granted" };
+  | { outcome: "ip_not_allowed" | "unknown_client" | "endpoint_not_granted" | "revoked" };
 
 export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
+
+/** What identifies an access token for revocation: its `jti`, and the grant it came from, if any. */
+export type TokenIdentity = { jti: string; grant: string | null };
+
+/** A revocation: of one access token (`jti`) or of every access token of a grant, kept until `expiresAt` (ms). */
+export type Revocation = { jti: string; expiresAt: number } | { grant: string; expiresAt: number };
+
+/**
+ * The outcome of spending a one-time value: the first time `first`; after that the grant the first
+ * redemption started, so that the caller can revoke it (RFC 6749 §4.1.2).
+ */
+export type Redemption = { first: true } | { first: false; grant: string | null };
 
 type Policy = RateLimitSetting & {
   merchantId: number;
@@ -68,10 +82,19 @@ export class RateLimiter extends DurableObject<Bindings> {
       "CREATE TABLE IF NOT EXISTS sign_in_attempts (account TEXT PRIMARY KEY, count INTEGER NOT NULL, ends_at INTEGER NOT NULL)",
     );
     ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS sign_in_attempts_ends_at ON sign_in_attempts (ends_at)");
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS redemptions (key TEXT PRIMARY KEY, grant_id TEXT, expires_at INTEGER NOT NULL)",
+    );
+    ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS redemptions_expires_at ON redemptions (expires_at)");
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS revocations (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)");
+    ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS revocations_expires_at ON revocations (expires_at)");
   }
 
-  /** Admits a call of `endpoint`: allowed address, granted endpoint, then quota; a refusal spends none. */
-  async admit(clientId: string, ip: string | null, endpoint: ApiEndpoint): Promise<Admission> {
+  /**
+   * Admits a call of `endpoint` with `token`: allowed address, granted endpoint, token not revoked,
+   * then quota; a refusal spends none.
+   */
+  async admit(clientId: string, ip: string | null, endpoint: ApiEndpoint, token: TokenIdentity): Promise<Admission> {
     const policy = await this.currentPolicy(clientId);
     if (!policy) return { outcome: "unknown_client" };
     if (!ipAllowed(policy.ipAllowList, ip)) {
@@ -80,6 +103,7 @@ export class RateLimiter extends DurableObject<Bindings> {
     if (policy.apiEndpoints !== null && !policy.apiEndpoints.includes(endpoint)) {
       return { outcome: "endpoint_not_granted" };
     }
+    if (this.isRevoked(token)) return { outcome: "revoked" };
     const now = Date.now();
     let window = (this.window ??= this.ctx.storage.kv.get<Counter>(WINDOW_KEY));
     if (!window || now >= window.endsAt) {
@@ -127,10 +151,65 @@ export class RateLimiter extends DurableObject<Bindings> {
     this.ctx.storage.sql.exec("DELETE FROM sign_in_attempts WHERE account = ?", account);
   }
 
-  /** Deletes the expired counters, then wakes for the next to expire, a minute on at the earliest. */
+  /**
+   * Spends a one-time value (an exchange code, an assertion's jti), remembered until `expiresAt`
+   * (ms), after which the value is refused for its age anyway. `grant` is what the redemption
+   * starts, returned to any later attempt.
+   */
+  async redeemOnce(key: string, expiresAt: number, grant: string | null = null): Promise<Redemption> {
+    const earlier = await this.earlierRedemption(key);
+    if (earlier) return { first: false, grant: earlier.grant };
+    this.ctx.storage.sql.exec(
+      "INSERT INTO redemptions (key, grant_id, expires_at) VALUES (?, ?, ?)",
+      key,
+      grant,
+      expiresAt,
+    );
+    await this.scheduleCleanup(expiresAt);
+    return { first: true };
+  }
+
+  /** The grant an earlier redemption of `key` started, if `key` was redeemed (and not yet forgotten). */
+  async earlierRedemption(key: string): Promise<{ grant: string | null } | null> {
+    const [earlier] = this.ctx.storage.sql
+      .exec<{ grant_id: string | null }>("SELECT grant_id FROM redemptions WHERE key = ?", key)
+      .toArray();
+    return earlier ? { grant: earlier.grant_id } : null;
+  }
+
+  /** Lists access tokens as revoked until they would have expired anyway. */
+  async revoke(revocations: Revocation[]): Promise<void> {
+    for (const revocation of revocations) {
+      const id = "jti" in revocation ? `jti:${revocation.jti}` : `grant:${revocation.grant}`;
+      this.ctx.storage.sql.exec(
+        "INSERT INTO revocations (id, expires_at) VALUES (?, ?) " +
+          "ON CONFLICT (id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)",
+        id,
+        revocation.expiresAt,
+      );
+      await this.scheduleCleanup(revocation.expiresAt);
+    }
+  }
+
+  /** Whether the token, or the grant it came from, has been revoked. */
+  async tokenRevoked(token: TokenIdentity): Promise<boolean> {
+    return this.isRevoked(token);
+  }
+
+  private isRevoked({ jti, grant }: TokenIdentity): boolean {
+    const ids = grant === null ? [`jti:${jti}`] : [`jti:${jti}`, `grant:${grant}`];
+    const placeholders = ids.map(() => "?").join(", ");
+    return (
+      this.ctx.storage.sql.exec(`SELECT 1 FROM revocations WHERE id IN (${placeholders})`, ...ids).toArray().length > 0
+    );
+  }
+
+  /** Deletes the expired counters and records, then wakes for the next to expire, a minute on at the earliest. */
   override async alarm(): Promise<void> {
     const now = Date.now();
     this.ctx.storage.sql.exec("DELETE FROM sign_in_attempts WHERE ends_at <= ?", now);
+    this.ctx.storage.sql.exec("DELETE FROM redemptions WHERE expires_at <= ?", now);
+    this.ctx.storage.sql.exec("DELETE FROM revocations WHERE expires_at <= ?", now);
     let window = this.ctx.storage.kv.get<Counter>(WINDOW_KEY);
     if (window && now >= window.endsAt) {
       this.ctx.storage.kv.delete(WINDOW_KEY);
@@ -138,7 +217,10 @@ export class RateLimiter extends DurableObject<Bindings> {
     }
     this.window = window;
     const { next } = this.ctx.storage.sql
-      .exec<{ next: number | null }>("SELECT min(ends_at) AS next FROM sign_in_attempts")
+      .exec<{ next: number | null }>(
+        "SELECT min(next) AS next FROM (SELECT min(ends_at) AS next FROM sign_in_attempts " +
+          "UNION ALL SELECT min(expires_at) FROM redemptions UNION ALL SELECT min(expires_at) FROM revocations)",
+      )
       .one();
     const earliest = Math.min(next ?? Infinity, window?.endsAt ?? Infinity);
     if (Number.isFinite(earliest)) await this.ctx.storage.setAlarm(Math.max(earliest, now + MIN_ALARM_INTERVAL_MS));

@@ -23,7 +23,7 @@ export type Caller = AccessTokenClaims & {
 export function requireToken(endpoint: ApiEndpoint, accepted: TokenKind | "any") {
   const middleware = createMiddleware<AppEnv>(async (c, next) => {
     const claims = await verifyAccessToken(c.env, bearerToken(c.req.raw));
-    const merchantId = await enforceClientLimits(c, claims.clientId, endpoint);
+    const merchantId = await enforceClientLimits(c, claims, endpoint);
     if (accepted !== "any" && claims.kind !== accepted) {
       throw new OAuthError(403, "access_denied", `Access token rejected: this endpoint requires a ${accepted} token`);
     }

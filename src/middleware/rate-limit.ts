@@ -3,20 +3,26 @@ import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
 import { ApiError, OAuthError } from "../errors";
 import { clientIp } from "../http/ip";
+import { type AccessTokenClaims, invalidTokenError } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 
 /**
- * Asks the client's RateLimiter to admit a call of `endpoint`: IP allow-list first, then the
- * client's endpoint grants (neither refusal spends the client's quota), then the quota. Sets the
- * figures the container reports and returns the client's current merchant.
+ * Asks the token's client's RateLimiter to admit a call of `endpoint`: IP allow-list first, then
+ * the client's endpoint grants, then the token's revocation (no refusal spends the client's
+ * quota), then the quota. Sets the figures the container reports and returns the client's
+ * current merchant.
  */
 export async function enforceClientLimits(
   c: Context<AppEnv>,
-  clientId: string,
+  token: AccessTokenClaims,
   endpoint: ApiEndpoint,
 ): Promise<number> {
   const started = performance.now();
-  const admission = await rateLimiterFor(c.env, clientId).admit(clientId, clientIp(c.req.raw), endpoint);
+  const { clientId, jti, grant } = token;
+  const admission = await rateLimiterFor(c.env, clientId).admit(clientId, clientIp(c.req.raw), endpoint, {
+    jti,
+    grant,
+  });
   const timing = c.get("timing");
   if (timing) timing.durableObjectMs += performance.now() - started;
   switch (admission.outcome) {
@@ -30,6 +36,8 @@ export async function enforceClientLimits(
         "access_denied",
         "Client is not authorized to access this API endpoint (access must be requested)",
       );
+    case "revoked":
+      throw invalidTokenError("The access token has been revoked", "revoked");
     case "rate_limited":
       c.set("rateLimit", admission.figures);
       throw new ApiError(420, "access_denied", "Rate limit exceeded", {

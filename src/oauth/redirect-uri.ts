@@ -89,3 +89,11 @@ function decodeRun(run: string): string {
 function asReceived(text: string): string {
   return text.replace(TAB_OR_NEWLINE, "").replace(STRIPPED_AT_ENDS, "");
 }
+
+/**
+ * Whether `uri` is one of `registered`, exactly, and still within the rules: they were checked on
+ * import, and are checked again because the rules may have grown since.
+ */
+export function isRegisteredRedirectUri(registered: readonly string[], uri: string): boolean {
+  return registered.includes(uri) && redirectUriProblem(uri) === null;
+}

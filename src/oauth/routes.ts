@@ -1,26 +1,44 @@
-/** /oauth/*: the token endpoint and the public keys that verify its tokens. */
+/** /oauth/*: the token endpoint, revocation and introspection, and the public keys that verify tokens. */
 import { Hono } from "hono";
-import type * as z from "zod/mini";
+import * as z from "zod/mini";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { documented } from "../http/openapi";
 import { validate } from "../http/validation";
-import { tokenRequestSchema } from "../schemas/oauth";
-import { keySetSchema, serverMetadataSchema, tokenResponseSchema } from "../schemas/responses/oauth";
+import { tokenQuerySchema, tokenRequestSchema } from "../schemas/oauth";
+import {
+  introspectionResponseSchema,
+  keySetSchema,
+  serverMetadataSchema,
+  tokenResponseSchema,
+} from "../schemas/responses/oauth";
 import { authenticateClient } from "./client-auth";
+import { authorizationCodeGrant } from "./grants/authorization-code";
 import { clientCredentialsGrant } from "./grants/client-credentials";
 import type { Grant } from "./grants/grant";
+import { assertionGrant, jwtBearerGrant } from "./grants/jwt-bearer";
 import { passwordGrant } from "./grants/password";
 import { refreshTokenGrant } from "./grants/refresh-token";
+import { tokenExchangeGrant } from "./grants/token-exchange";
+import { introspectToken, revokeToken } from "./revocation";
 import { publicKeySet } from "./tokens";
 
+/** In the order of the spec's status samples, then token exchange. */
 const GRANTS = new Map<string, Grant>([
+  ["authorization_code", authorizationCodeGrant],
   ["password", passwordGrant],
-  ["client_credentials", clientCredentialsGrant],
+  ["assertion", assertionGrant],
   ["refresh_token", refreshTokenGrant],
+  ["client_credentials", clientCredentialsGrant],
+  ["urn:ietf:params:oauth:grant-type:jwt-bearer", jwtBearerGrant],
+  ["urn:ietf:params:oauth:grant-type:token-exchange", tokenExchangeGrant],
 ]);
+
+const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"];
+/** What the OAuth endpoints answer: never cached (RFC 6749 §5.1, RFC 7662 §2.2). */
+const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
 
 /** What /api/2/status reports: the grants this deployment actually accepts. */
 export const SUPPORTED_GRANT_TYPES = [...GRANTS.keys()];
@@ -28,7 +46,8 @@ export const SUPPORTED_GRANT_TYPES = [...GRANTS.keys()];
 /**
  * GET /.well-known/oauth-authorization-server (RFC 8414), for discovery by standard clients.
  * `issuer` is exactly the base URL, as the tokens' `iss`; the grants are those `/oauth/token`
- * accepts, as the status endpoint lists them. No authorization endpoint yet, so no response types.
+ * accepts, as the status endpoint lists them. No authorization endpoint yet, so no response types
+ * (authorization_code redeems exchange codes).
  */
 export const metadataRoutes = new Hono<AppEnv>().get(
   "/oauth-authorization-server",
@@ -44,8 +63,12 @@ export const metadataRoutes = new Hono<AppEnv>().get(
       token_endpoint: `${base}/oauth/token`,
       jwks_uri: `${base}/.well-known/jwks.json`,
       grant_types_supported: SUPPORTED_GRANT_TYPES,
-      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       response_types_supported: [],
+      revocation_endpoint: `${base}/oauth/revoke`,
+      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      introspection_endpoint: `${base}/oauth/introspect`,
+      introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       service_documentation: `${base}/api/2/reference`,
     };
     return c.json(metadata, 200, { "Cache-Control": "public, max-age=300" });
@@ -83,7 +106,46 @@ export const oauthRoutes = new Hono<AppEnv>()
       }
       if (params.scope) throw new OAuthError(400, "invalid_scope", "No scopes are defined for this client");
       const tokens = await grant({ c, client, params, now: nowInSeconds() });
-      return c.json(tokens, 200, { "Cache-Control": "no-store", Pragma: "no-cache" });
+      return c.json(tokens, 200, NO_STORE);
+    },
+  )
+  .post(
+    "/revoke",
+    documented(
+      describeRoute({
+        name: "Revoke a token",
+        controller: "oauth/revoke#create",
+        description:
+          "RFC 7009. An access or refresh token of the authenticated client; any other token is answered the same and left alone. Revoking a refresh token revokes its grant: its family and the access tokens issued under it.",
+        success: { data: z.object({}), bare: true },
+      }),
+      { security: [{ clientCredentials: [] }, {}] },
+    ),
+    validate("form", tokenQuerySchema, "oauth"),
+    async (c) => {
+      const params = c.req.valid("form");
+      const client = await authenticateClient(c, params);
+      await revokeToken(c, client.id, params.token, nowInSeconds());
+      return c.body(null, 200, NO_STORE);
+    },
+  )
+  .post(
+    "/introspect",
+    documented(
+      describeRoute({
+        name: "Introspect a token",
+        controller: "oauth/introspect#create",
+        description:
+          "RFC 7662. `active: true` and the token's claims for a live access or refresh token of the authenticated client; `active: false` for anything else.",
+        success: { data: introspectionResponseSchema, bare: true },
+      }),
+      { security: [{ clientCredentials: [] }, {}] },
+    ),
+    validate("form", tokenQuerySchema, "oauth"),
+    async (c) => {
+      const params = c.req.valid("form");
+      const client = await authenticateClient(c, params);
+      return c.json(await introspectToken(c, client.id, params.token, nowInSeconds()), 200, NO_STORE);
     },
   )
   .get("/jwks", describeKeySet(), async (c) =>

@@ -26,8 +26,16 @@ const TOKEN_TYPE = "at+jwt";
 
 export type TokenKind = "user" | "server";
 
+/** The longest `accessTokenLifetime` a client may have (a year), so the longest any token lives. */
+export const MAX_ACCESS_TOKEN_LIFETIME = 31_536_000;
+
 /** A positive integer without sign, spaces, leading zeros, exponent or hex. */
 const CANONICAL_ID = /^[1-9]\d{0,15}$/;
+
+/** The userId a `sub` claim names, only in its canonical decimal spelling; null otherwise. */
+export function userIdOfSubject(sub: unknown): number | null {
+  return typeof sub === "string" && CANONICAL_ID.test(sub) && Number.isSafeInteger(Number(sub)) ? Number(sub) : null;
+}
 
 /**
  * What a verified access token says about its bearer. The token's `mid` claim is for resource
@@ -40,6 +48,11 @@ export type AccessTokenClaims = {
   userId: number | null;
   scope: string;
   expires: number;
+  issuedAt: number;
+  jti: string;
+  /** The grant (refresh-token family) the token was issued under; revoking it revokes the token. */
+  grant: string | null;
+  audience: string;
 };
 
 type KeyRing = { signingKey: CryptoKey; kid: string; jwks: JSONWebKeySet; verifyKey: JWTVerifyGetKey };
@@ -86,6 +99,8 @@ export type TokenGrant = {
   lifetime: number;
   /** A registered resource server (RFC 8707); defaults to this API. */
   audience?: string;
+  /** The refresh-token family issued with it, so that revoking the grant revokes the token too. */
+  grant?: string;
 };
 
 export async function issueAccessToken(env: Bindings, grant: TokenGrant, now: number): Promise<string> {
@@ -95,6 +110,7 @@ export async function issueAccessToken(env: Bindings, grant: TokenGrant, now: nu
     token_use: grant.kind,
     mid: grant.merchantId,
     scope: grant.scope,
+    ...(grant.grant && { gid: grant.grant }),
   })
     .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: TOKEN_TYPE, kid: ring.kid })
     .setIssuer(env.BASE_URL)
@@ -107,32 +123,51 @@ export async function issueAccessToken(env: Bindings, grant: TokenGrant, now: nu
 }
 
 /**
- * Verifies signature, issuer, audience, type and expiry, and returns the bearer's claims.
- * Any failure is a 401 invalid_token; the reason given never includes the token.
+ * Verifies signature, issuer, audience (this API's, or `"any"` of ours for revocation and
+ * introspection), type and expiry, and returns the bearer's claims. Any failure is a 401
+ * invalid_token; the reason given never includes the token.
  */
-export async function verifyAccessToken(env: Bindings, token: string): Promise<AccessTokenClaims> {
+export async function verifyAccessToken(
+  env: Bindings,
+  token: string,
+  audience: "api" | "any" = "api",
+): Promise<AccessTokenClaims> {
   const ring = await keyRing(env.TOKEN_SIGNING_KEYS);
   try {
     const { payload } = await jwtVerify(token, ring.verifyKey, {
       issuer: env.BASE_URL,
-      audience: apiAudience(env),
+      ...(audience === "api" && { audience: apiAudience(env) }),
       algorithms: [SIGNING_ALGORITHM],
       typ: TOKEN_TYPE,
-      requiredClaims: ["sub", "exp", "client_id", "token_use", "mid"],
+      requiredClaims: ["sub", "exp", "iat", "jti", "aud", "client_id", "token_use", "mid"],
     });
-    const { token_use: kind, client_id: clientId, scope, sub, exp, mid } = payload;
-    if ((kind !== "user" && kind !== "server") || typeof clientId !== "string" || !Number.isSafeInteger(mid)) {
+    const { token_use: kind, client_id: clientId, scope, sub, exp, iat, jti, gid, aud, mid } = payload;
+    if (
+      (kind !== "user" && kind !== "server") ||
+      typeof clientId !== "string" ||
+      !Number.isSafeInteger(mid) ||
+      typeof jti !== "string" ||
+      typeof aud !== "string" ||
+      (gid !== undefined && typeof gid !== "string")
+    ) {
       throw new joseErrors.JWTClaimValidationFailed("unexpected claims", payload);
     }
     // Only the subject we issue: a user's id in canonical decimal, a server token's own client id.
-    if (
-      typeof sub !== "string" ||
-      (kind === "user" ? !CANONICAL_ID.test(sub) || !Number.isSafeInteger(Number(sub)) : sub !== clientId)
-    ) {
+    const userId = kind === "user" ? userIdOfSubject(sub) : null;
+    if (kind === "user" ? userId === null : sub !== clientId) {
       throw new joseErrors.JWTClaimValidationFailed("unexpected subject", payload);
     }
-    const userId = kind === "user" ? Number(sub) : null;
-    return { kind, clientId, userId, scope: typeof scope === "string" ? scope : "", expires: exp! };
+    return {
+      kind,
+      clientId,
+      userId,
+      scope: typeof scope === "string" ? scope : "",
+      expires: exp!,
+      issuedAt: iat!,
+      jti,
+      grant: gid ?? null,
+      audience: aud,
+    };
   } catch (err) {
     if (!(err instanceof joseErrors.JOSEError)) throw err;
     throw err instanceof joseErrors.JWTExpired

@@ -11,6 +11,7 @@ export const API_ENDPOINTS = [
   "digitalcontents",
   "products",
   "devices",
+  "exchange",
 ] as const;
 
 export type ApiEndpoint = (typeof API_ENDPOINTS)[number];

@@ -8,6 +8,7 @@
  */
 import * as z from "zod";
 import { redirectUriProblem } from "../oauth/redirect-uri";
+import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/tokens";
 import { API_ENDPOINTS } from "./api-endpoints";
 import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
 
@@ -23,6 +24,7 @@ export const GRANT_TYPES = [
   "refresh_token",
   "client_credentials",
   "urn:ietf:params:oauth:grant-type:jwt-bearer",
+  "urn:ietf:params:oauth:grant-type:token-exchange",
 ] as const;
 
 const redirectUri = text(LIMITS.redirectUri).superRefine((uri, ctx) => {
@@ -68,7 +70,7 @@ const client = z
       .default([]),
     accessTokenLifetime: z
       .union([z.number(), z.string().regex(/^\d+$/).transform(Number)])
-      .pipe(z.number().int().min(60).max(31_536_000))
+      .pipe(z.number().int().min(60).max(MAX_ACCESS_TOKEN_LIFETIME))
       .default(604800),
     autoApprove: flag.default(false),
     enableSso: flag.default(false),

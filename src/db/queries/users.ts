@@ -1,7 +1,15 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { emailLookupKey } from "../../schemas/email-address";
 import type { Database } from "../client";
-import { userAccounts, userAddresses, userClients, userEmails, userPhoneNumbers, users } from "../schema";
+import {
+  REFUSED_USER_STATUSES,
+  userAccounts,
+  userAddresses,
+  userClients,
+  userEmails,
+  userPhoneNumbers,
+  users,
+} from "../schema";
 
 export type UserRecord = typeof users.$inferSelect;
 
@@ -31,6 +39,12 @@ export async function findUserByEmail(db: Database, email: string): Promise<User
 export async function findUserStatus(db: Database, userId: number): Promise<number | undefined> {
   const row = await db.select({ status: users.status }).from(users).where(eq(users.id, userId)).get();
   return row?.status;
+}
+
+/** Why the user may not sign in (`inactive`, `blocked`, `deleted`; a missing user is deleted), or undefined. */
+export async function findUserRefusal(db: Database, userId: number): Promise<string | undefined> {
+  const status = await findUserStatus(db, userId);
+  return status === undefined ? "deleted" : REFUSED_USER_STATUSES[status];
 }
 
 export async function findUserIdByUuid(db: Database, uuid: string): Promise<number | undefined> {

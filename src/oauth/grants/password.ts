@@ -5,18 +5,14 @@
  * the client's RateLimiter counts each attempt before the password is checked.
  */
 import { base64url } from "jose";
-import { insertRefreshToken } from "../../db/queries/refresh-tokens";
-import { connectUser, findUserByEmail, isConnected, recordPasswordSignIn } from "../../db/queries/users";
+import { findUserByEmail, isConnected, recordPasswordSignIn } from "../../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../../db/schema";
 import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { OAuthError } from "../../errors";
 import { emailLookupKey } from "../../schemas/email-address";
 import { verifyPassword } from "../../security/password";
-import { redirectUriProblem } from "../redirect-uri";
-import { newRefreshToken, newRefreshTokenFamily } from "../refresh-tokens";
-import { type Grant, tokenResponse } from "./grant";
-
-/** Refresh tokens live 30 days (spec silent; see README "Decisions"). */
+import { isRegisteredRedirectUri } from "../redirect-uri";
+import { type Grant, userTokensWithNewGrant } from "./grant";
 
 export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   const { username, password, redirect_uri: redirectUri } = params;
@@ -30,8 +26,7 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
       "Parameter 'resource' is only accepted with grant_type=client_credentials",
     );
   }
-  // Registered URIs were checked on import; checked again, as the rules may have grown since.
-  if (!client.redirectUris.includes(redirectUri) || redirectUriProblem(redirectUri) !== null) {
+  if (!isRegisteredRedirectUri(client.redirectUris, redirectUri)) {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }
 
@@ -62,25 +57,9 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     throw new OAuthError(400, "invalid_grant", "The user has not granted this client access");
   }
 
-  const refresh = await newRefreshToken(c.env, now);
-  await db.batch([
-    insertRefreshToken(db, {
-      tokenHash: refresh.tokenHash,
-      clientId: client.id,
-      userId: user.id,
-      family: newRefreshTokenFamily(),
-      created: refresh.created,
-      expires: refresh.expires,
-    }),
-    recordPasswordSignIn(db, user.id, now),
-    connectUser(db, { clientId: client.id, userId: user.id, merchantId: client.merchantId }),
-  ]);
-
-  return tokenResponse(
-    { c, client, params, now },
-    { kind: "user", userId: user.id },
-    { user_id: String(user.id), is_admin: false, refresh_token: refresh.token },
-  );
+  return userTokensWithNewGrant({ c, client, params, now }, user.id, {
+    writes: [recordPasswordSignIn(db, user.id, now)],
+  });
 };
 
 /**

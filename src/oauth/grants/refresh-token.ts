@@ -1,13 +1,14 @@
 /**
  * grant_type=refresh_token (RFC 6749 §6) with rotation: each use answers a new refresh token and
  * the presented one stops working; presenting one already rotated revokes its whole family
- * (RFC 9700 §4.14.2), since either its owner or a thief now holds a stolen successor.
+ * (RFC 9700 §4.14.2), since either its owner or a thief now holds a stolen successor; the access
+ * tokens issued under the family stop working too.
  */
-import { findRefreshToken, revokeRefreshTokenFamily, rotateRefreshToken } from "../../db/queries/refresh-tokens";
-import { findUserStatus } from "../../db/queries/users";
-import { REFUSED_USER_STATUSES } from "../../db/schema";
+import { findRefreshToken, rotateRefreshToken } from "../../db/queries/refresh-tokens";
+import { findUserRefusal } from "../../db/queries/users";
 import { OAuthError } from "../../errors";
 import { newRefreshToken, refreshTokenHash } from "../refresh-tokens";
+import { revokeGrant } from "../revocation";
 import { type Grant, tokenResponse } from "./grant";
 
 const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
@@ -20,23 +21,22 @@ export const refreshTokenGrant: Grant = async (request) => {
   // The same answer for unknown tokens and for another client's: neither tells the caller more.
   if (!presented || presented.clientId !== client.id) throw invalidGrant("The refresh token is invalid");
   if (presented.revoked !== null) {
-    await revokeRefreshTokenFamily(db, presented.family, now);
+    await revokeGrant(c, client.id, presented.family, now);
     throw invalidGrant("The refresh token has been used or revoked");
   }
   if (presented.expires <= now) throw invalidGrant("The refresh token has expired");
-  const status = await findUserStatus(db, presented.userId);
-  const refusal = status === undefined ? "deleted" : REFUSED_USER_STATUSES[status];
+  const refusal = await findUserRefusal(db, presented.userId);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
 
   const successor = await newRefreshToken(c.env, now);
   if (!(await rotateRefreshToken(db, presented, successor))) {
     // Another redemption of the same token got there first: that is reuse too.
-    await revokeRefreshTokenFamily(db, presented.family, now);
+    await revokeGrant(c, client.id, presented.family, now);
     throw invalidGrant("The refresh token has been used or revoked");
   }
   return tokenResponse(
     request,
-    { kind: "user", userId: presented.userId },
+    { kind: "user", userId: presented.userId, grant: presented.family },
     { user_id: String(presented.userId), is_admin: false, refresh_token: successor.token },
   );
 };

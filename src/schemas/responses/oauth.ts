@@ -10,6 +10,8 @@ export const tokenResponseSchema = z.object({
   user_id: z.optional(z.string()),
   is_admin: z.boolean(),
   refresh_token: z.optional(z.string()),
+  /** Token exchange (RFC 8693 §2.2.1) only. */
+  issued_token_type: z.optional(z.string()),
   server_time: z.number(),
 });
 
@@ -32,10 +34,42 @@ export const serverMetadataSchema = z.object({
   grant_types_supported: z.array(z.string()),
   token_endpoint_auth_methods_supported: z.array(z.string()),
   response_types_supported: z.array(z.string()),
+  revocation_endpoint: z.string(),
+  revocation_endpoint_auth_methods_supported: z.array(z.string()),
+  introspection_endpoint: z.string(),
+  introspection_endpoint_auth_methods_supported: z.array(z.string()),
   service_documentation: z.string(),
 });
 
 z.globalRegistry.add(serverMetadataSchema, { id: "AuthorizationServerMetadata" });
+
+/** Token introspection (RFC 7662 §2.2): the claims of a live token, or only `active: false`. */
+export const introspectionResponseSchema = z.union([
+  z.object({ active: z.literal(false) }),
+  z.object({
+    active: z.literal(true),
+    token_type: z.enum(["Bearer", "refresh_token"]),
+    client_id: z.string(),
+    scope: z.string(),
+    sub: z.string(),
+    aud: z.optional(z.string()),
+    iss: z.string(),
+    exp: z.number(),
+    iat: z.number(),
+    jti: z.optional(z.string()),
+    /** Whose token: a user's or the client's own (server token). */
+    token_use: z.enum(["user", "server"]),
+  }),
+]);
+
+export type IntrospectionResponse = z.infer<typeof introspectionResponseSchema>;
+
+z.globalRegistry.add(introspectionResponseSchema, { id: "IntrospectionResponse" });
+
+/** The spec's OAuth exchange object. */
+export const exchangeCodeSchema = z.object({ code: z.string() });
+
+z.globalRegistry.add(exchangeCodeSchema, { id: "OAuthExchange" });
 
 /** The spec's error body, bare under /oauth and the container's `error` under /api/2. */
 export const errorBodySchema = z.object({

@@ -1,0 +1,78 @@
+/**
+ * JWT assertions: urn:ietf:params:oauth:grant-type:jwt-bearer (RFC 7523 §2.1), and the older
+ * `assertion` grant of OAuth 2.0 draft 11 (§4.1.3), mapped onto the same checks when its
+ * `assertion_type` names a JWT.
+ *
+ * The client signs the JWT with HS256 and its signing secret (the one that signs its responses);
+ * the client authenticates at the token endpoint as for every grant. `iss` is the client's id,
+ * `sub` the userId of a user connected to the client who may sign in, `aud` this server (the token
+ * endpoint's URL or the issuer), `exp` at most five minutes ahead, and `jti` spent once: its use is
+ * recorded in the client's RateLimiter until `exp`. The answer is a user token, without a refresh
+ * token: the client can make a new assertion whenever it needs one.
+ */
+import { errors as joseErrors, jwtVerify } from "jose";
+import { findUserRefusal, isConnected } from "../../db/queries/users";
+import { rateLimiterFor } from "../../durable-objects/rate-limiter";
+import { OAuthError } from "../../errors";
+import { openSecret } from "../../security/data-protection";
+import { userIdOfSubject } from "../tokens";
+import { type Grant, type GrantRequest, tokenResponse } from "./grant";
+
+/** How far ahead an assertion may expire (RFC 7523 §3 lets the server limit it). */
+export const MAX_ASSERTION_LIFETIME = 300;
+const MAX_JTI_LENGTH = 256;
+/** The draft's `assertion_type` values that name a JWT: RFC 7523's grant and RFC 8693's token type. */
+export const JWT_ASSERTION_TYPES = [
+  "urn:ietf:params:oauth:grant-type:jwt-bearer",
+  "urn:ietf:params:oauth:token-type:jwt",
+];
+
+const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
+
+export const jwtBearerGrant: Grant = (request) => redeemAssertion(request);
+
+export const assertionGrant: Grant = (request) => {
+  const type = request.params.assertion_type;
+  if (!type) throw new OAuthError(400, "invalid_request", "Parameter 'assertion_type' is missing");
+  if (!JWT_ASSERTION_TYPES.includes(type)) {
+    throw invalidGrant(`Unsupported assertion_type; use ${JWT_ASSERTION_TYPES.join(" or ")}`);
+  }
+  return redeemAssertion(request);
+};
+
+async function redeemAssertion(request: GrantRequest) {
+  const { c, client, params, now } = request;
+  if (!params.assertion) throw new OAuthError(400, "invalid_request", "Parameter 'assertion' is missing");
+  if (!client.signingSecretSealed) throw invalidGrant("The client has no signing secret to verify assertions with");
+  const secret = new TextEncoder().encode(await openSecret(c.env.DATA_PROTECTION_KEY, client.signingSecretSealed));
+  const base = c.env.BASE_URL;
+  let claims;
+  try {
+    ({ payload: claims } = await jwtVerify(params.assertion, secret, {
+      algorithms: ["HS256"],
+      issuer: client.id,
+      audience: [`${base}/oauth/token`, base],
+      requiredClaims: ["sub", "exp", "jti"],
+      currentDate: new Date(now * 1000),
+    }));
+  } catch (err) {
+    if (!(err instanceof joseErrors.JOSEError)) throw err;
+    throw invalidGrant(err instanceof joseErrors.JWTExpired ? "The assertion has expired" : "The assertion is invalid");
+  }
+  const { sub, exp, jti } = claims;
+  if (exp! > now + MAX_ASSERTION_LIFETIME) {
+    throw invalidGrant(`The assertion must expire within ${MAX_ASSERTION_LIFETIME} seconds`);
+  }
+  if (typeof jti !== "string" || jti.length === 0 || jti.length > MAX_JTI_LENGTH) {
+    throw invalidGrant(`The assertion's jti must be a string of 1 to ${MAX_JTI_LENGTH} characters`);
+  }
+  const userId = userIdOfSubject(sub);
+  if (userId === null) throw invalidGrant("The assertion's sub must be a userId");
+  const db = c.get("db");
+  if (!(await isConnected(db, client.id, userId))) throw invalidGrant("The subject is not a user of this client");
+  const refusal = await findUserRefusal(db, userId);
+  if (refusal) throw invalidGrant(`The user account is ${refusal}`);
+  const redemption = await rateLimiterFor(c.env, client.id).redeemOnce(`jti:${jti}`, exp! * 1000);
+  if (!redemption.first) throw invalidGrant("The assertion has already been used");
+  return tokenResponse(request, { kind: "user", userId }, { user_id: String(userId), is_admin: false });
+}
