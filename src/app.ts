@@ -23,6 +23,7 @@ import { ApiError, toApiError } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
+import { signedResponses } from "./middleware/signing";
 import { exchangeRoutes } from "./oauth/exchange";
 import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
 import { publicKeySet } from "./oauth/tokens";
@@ -32,7 +33,7 @@ const API_BASE = `/api/${API_VERSION}`;
 export const app = new Hono<AppEnv>({ getPath: (request) => routingPath(getPath(request)) });
 
 app.use(noSniff, serverTiming, readRequest, attachDatabase);
-app.use("/api/*", selectFormat);
+app.use("/api/*", selectFormat, signedResponses);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 
 app.route("/oauth", oauthRoutes);

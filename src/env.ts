@@ -23,6 +23,8 @@ export type Variables = {
   route: RouteInfo;
   caller: Caller;
   rateLimit: RateLimitFigures;
+  /** Set when the request asks for a signed response; the key once the calling client is known. */
+  signing?: { key: CryptoKey | null };
   /** Set outside production only (middleware/request.ts serverTiming). */
   timing?: RequestTiming;
 };

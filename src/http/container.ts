@@ -10,6 +10,7 @@ import type { AppEnv } from "../env";
 import type { ApiError, ErrorBody } from "../errors";
 import { containerSchema } from "../schemas/responses/container";
 import { documented, type Parameter } from "./openapi";
+import { signData } from "./signing";
 
 export const CONTAINER_NAME = "Account and Commerce API";
 export const CONTAINER_VERSION = "1.0";
@@ -70,8 +71,9 @@ export function describeRoute(route: RouteDescription) {
   });
 }
 
-export function respond(c: Context<AppEnv>, payload: Payload, status = 200): Response {
-  return render(c, status, {
+/** The container with `payload`; signed (asynchronously) when the request asked for it (http/signing.ts). */
+export function respond(c: Context<AppEnv>, payload: Payload, status = 200): Response | Promise<Response> {
+  const container = build(c, status, {
     object: payload.object,
     type: payload.type ?? "element",
     meta: payload.meta ?? null,
@@ -79,17 +81,24 @@ export function respond(c: Context<AppEnv>, payload: Payload, status = 200): Res
     error: null,
     data: payload.data,
   });
+  const key = c.get("signing")?.key;
+  if (key) return signData(key, payload.data).then((signed) => serialize(c, status, { ...container, ...signed }));
+  return serialize(c, status, container);
 }
 
 export function respondError(c: Context<AppEnv>, err: ApiError): Response {
-  const response = render(c, err.status, {
-    object: "Error",
-    type: "element",
-    meta: null,
-    params: { options: {}, where: {} },
-    error: err.body,
-    data: null,
-  });
+  const response = serialize(
+    c,
+    err.status,
+    build(c, err.status, {
+      object: "Error",
+      type: "element",
+      meta: null,
+      params: { options: {}, where: {} },
+      error: err.body,
+      data: null,
+    }),
+  );
   for (const [name, value] of Object.entries(err.headers)) response.headers.set(name, value);
   return response;
 }
@@ -103,10 +112,10 @@ type Rendered = {
   data: unknown;
 };
 
-function render(c: Context<AppEnv>, status: number, body: Rendered): Response {
+function build(c: Context<AppEnv>, status: number, body: Rendered): Record<string, unknown> {
   const route = c.get("route");
   const figures = c.get("rateLimit");
-  const container = {
+  return {
     name: CONTAINER_NAME,
     version: CONTAINER_VERSION,
     api: API_VERSION,
@@ -126,6 +135,10 @@ function render(c: Context<AppEnv>, status: number, body: Rendered): Response {
     error: body.error,
     data: body.data,
   };
+}
+
+function serialize(c: Context<AppEnv>, status: number, container: Record<string, unknown>): Response {
+  const figures = c.get("rateLimit");
   const headers = new Headers({ "Cache-Control": "no-store" });
   if (figures) {
     headers.set("X-RateLimit-Limit", String(figures.limit));

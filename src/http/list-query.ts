@@ -10,6 +10,7 @@ import type { Page } from "../db/queries/page";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { respond } from "./container";
+import { SIGNED_PARAMETER } from "./signing";
 import { LAST_SECOND, parseDatetime } from "./datetime";
 import type { Parameter } from "./openapi";
 
@@ -27,7 +28,7 @@ const MAX_VALUES = 40;
 const MAX_CRITERIA_VALUES = 40;
 const MAX_TIME_EXPRESSION_LENGTH = 64;
 /** Parameters every endpoint takes that are not list parameters. */
-const TRANSPORT_PARAMETERS = new Set(["oauth_token", "callback"]);
+const TRANSPORT_PARAMETERS = new Set(["oauth_token", "callback", SIGNED_PARAMETER]);
 
 export type SortDirection = "asc" | "desc";
 export type SortTerm<Sort extends string> = { property: Sort; direction: SortDirection };
@@ -261,7 +262,7 @@ export function respondPage<Row>(
   rows: Row[],
   view: (row: Row) => Record<string, unknown>,
   meta: Record<string, unknown> = {},
-): Response {
+): Response | Promise<Response> {
   const { where, ...options } = query;
   return respond(c, {
     object,

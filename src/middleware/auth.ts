@@ -2,9 +2,11 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import { documented } from "../http/openapi";
+import { SIGNED_PARAMETER } from "../http/signing";
 import { type AccessTokenClaims, type TokenKind, verifyAccessToken } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 import { enforceClientLimits } from "./rate-limit";
+import { loadSigningKey } from "./signing";
 
 /** Longer than any token we issue; anything bigger is rejected before parsing. */
 const MAX_TOKEN_LENGTH = 4096;
@@ -28,9 +30,19 @@ export function requireToken(endpoint: ApiEndpoint, accepted: TokenKind | "any")
       throw new OAuthError(403, "access_denied", `Access token rejected: this endpoint requires a ${accepted} token`);
     }
     c.set("caller", { ...claims, merchantId });
+    await loadSigningKey(c, claims.clientId);
     await next();
   });
   return documented(middleware, {
+    parameters: [
+      {
+        name: SIGNED_PARAMETER,
+        in: "query",
+        description:
+          "1 for a signed response: `data` Base64 URL encoded, `algorithm` HMAC-SHA256, `sig` (the client's signing secret)",
+        schema: { type: "string", enum: ["1", "true", "0", "false"] },
+      },
+    ],
     security: accepted === "any" ? [{ serverToken: [] }, { userToken: [] }] : [{ [`${accepted}Token`]: [] }],
     responses: {
       400: { description: "Malformed request or parameter (invalid_request)" },

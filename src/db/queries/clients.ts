@@ -34,3 +34,9 @@ export async function findClientRights(db: Database, ids: string[]) {
     .where(inArray(clients.id, ids))
     .all();
 }
+
+/** The client's sealed signing secret (security/data-protection.ts), null when it has none. */
+export async function findClientSigningSecret(db: Database, id: string): Promise<string | null> {
+  const row = await db.select({ sealed: clients.signingSecretSealed }).from(clients).where(eq(clients.id, id)).get();
+  return row?.sealed ?? null;
+}

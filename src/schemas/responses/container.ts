@@ -20,13 +20,30 @@ const base = {
 /** `meta` of a collection: the page's size and offset, and what an endpoint adds (`scanned`). */
 const collectionMeta = z.looseObject({ count: z.number(), offset: z.number() });
 
+/**
+ * A signed response (`signed=1`, spec "Response signing"): `data` is the payload's JSON, Base64 URL
+ * encoded, and `sig` its HMAC-SHA256 under the client's signing secret, Base64 URL encoded.
+ */
+export const signedContainerSchema = z.object({
+  ...base,
+  meta: z.nullable(collectionMeta),
+  error: z.null(),
+  data: z.string(),
+  algorithm: z.literal("HMAC-SHA256"),
+  sig: z.string(),
+});
+
+z.globalRegistry.add(signedContainerSchema, { id: "SignedContainer" });
+
+/** A success: `data` in the container, or, when the request asked for it, signed. */
 export function containerSchema(data: $ZodType, collection: boolean) {
-  return z.object({
+  const plain = z.object({
     ...base,
     meta: collection ? collectionMeta : z.null(),
     error: z.null(),
     data,
   });
+  return z.union([plain, signedContainerSchema]);
 }
 
 export const errorContainerSchema = z.object({ ...base, meta: z.null(), error: errorBodySchema, data: z.null() });
