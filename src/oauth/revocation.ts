@@ -16,7 +16,8 @@ import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
 import { refreshTokenHash } from "./refresh-tokens";
-import { type AccessTokenClaims, MAX_ACCESS_TOKEN_LIFETIME, verifyAccessToken } from "./tokens";
+import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
+import { type AccessTokenClaims, verifyAccessToken } from "./tokens";
 
 /**
  * Ends a grant: its refresh tokens at once (D1), and its access tokens at the client's next call

@@ -26,9 +26,6 @@ const TOKEN_TYPE = "at+jwt";
 
 export type TokenKind = "user" | "server";
 
-/** The longest `accessTokenLifetime` a client may have (a year), so the longest any token lives. */
-export const MAX_ACCESS_TOKEN_LIFETIME = 31_536_000;
-
 /** A positive integer without sign, spaces, leading zeros, exponent or hex. */
 const CANONICAL_ID = /^[1-9]\d{0,15}$/;
 

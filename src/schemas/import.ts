@@ -8,7 +8,7 @@
  */
 import * as z from "zod";
 import { redirectUriProblem } from "../oauth/redirect-uri";
-import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/tokens";
+import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/lifetimes";
 import { API_ENDPOINTS } from "./api-endpoints";
 import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
 
