@@ -4,8 +4,9 @@ import { defineConfig } from "vitest/config";
 import { generateDataProtectionKey, generateSigningKeys } from "./scripts/lib/keys.ts";
 
 /**
- * Two projects: `workers` runs the Worker's tests in the Workers runtime against real local D1,
- * KV and the Durable Object; `cli` runs the Node-side commands (test/cli) as an operator would.
+ * Three projects: `workers` runs the Worker's tests in the Workers runtime against real local D1,
+ * KV and the Durable Object; `cli` runs the Node-side commands (test/cli) as an operator would;
+ * `interop` drives the running server with standard OAuth client libraries.
  */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -40,6 +41,15 @@ export default defineConfig(async () => {
             include: ["test/cli/**/*.test.ts"],
             environment: "node",
             // Each case runs wrangler against a throw-away local database.
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
+        {
+          test: {
+            name: "interop",
+            include: ["test/interop/**/*.test.ts"],
+            environment: "node",
             testTimeout: 60_000,
             hookTimeout: 60_000,
           },

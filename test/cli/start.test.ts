@@ -1,29 +1,14 @@
 /**
- * The service as `npm start` runs it: scripts/start.ts and `wrangler dev` (its proxy in front of
- * the Worker), on a free port and a throw-away state directory. What only the real local server
- * shows is tested here: bodies the Worker refuses must not take the server down.
+ * `npm start` (test/cli/running-server.ts). What only the real local server shows is tested here:
+ * bodies the Worker refuses must not take the server down.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import { request } from "node:http";
-import { createServer, connect } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
-import { npmScript } from "./commands";
+import { type RunningServer, startServer } from "./running-server";
 
-let state: string;
-let server: ChildProcess;
+let server: RunningServer;
 let base: string;
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, "127.0.0.1");
-  await new Promise((done) => probe.once("listening", done));
-  const { port } = probe.address() as { port: number };
-  await new Promise((done) => probe.close(done));
-  return port;
-}
 
 /** A POST whose body is sent in `chunks` pieces of `chunkSize` bytes, chunked unless a length is given. */
 function post(
@@ -65,39 +50,11 @@ async function statusCode(): Promise<number> {
 }
 
 beforeAll(async () => {
-  state = await mkdtemp(join(tmpdir(), "acapi-start-test-"));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(...npmScript("start", "--persist-to", state), {
-    env: { ...OFFLINE_ENV, PORT: String(port) },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  await new Promise<void>((ready, fail) => {
-    const watch = (part: Buffer) => {
-      output += part.toString();
-      if (output.includes(`Ready on ${base}`)) ready();
-    };
-    server.stdout!.on("data", watch);
-    server.stderr!.on("data", watch);
-    server.once("exit", (code) => fail(new Error(`npm start exited with ${code}:\n${output}`)));
-  });
+  server = await startServer();
+  base = server.base;
 }, 180_000);
 
-afterAll(async () => {
-  if (server?.pid !== undefined) {
-    const exited = server.exitCode === null ? new Promise((done) => server.once("exit", done)) : undefined;
-    // The whole process group: wrangler's workerd too, even when npm start itself has died.
-    try {
-      process.kill(-server.pid, "SIGTERM");
-    } catch {
-      // Nothing of the group is left.
-    }
-    await exited;
-  }
-  await rm(state, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => server?.stop(), 60_000);
 
 describe("npm start", () => {
   it("serves the demo data", async () => {
