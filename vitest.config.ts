@@ -31,7 +31,7 @@ export default defineConfig(async () => {
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/cli/**"],
+            exclude: ["test/cli/**", "test/interop/**"],
             setupFiles: ["./test/setup.ts"],
           },
         },

@@ -1,7 +1,9 @@
 /**
  * Verifies a signed response of the Account and Commerce API (spec "Response signing", steps
- * 1-4) and returns its payload. Copy it as it is: it needs only WebCrypto and atob, so it runs in
- * browsers, Node 20+, Deno and Workers. Remove the types for plain JavaScript.
+ * 1-4) and returns its payload. Copy it as it is: it needs only WebCrypto and atob (Node 20+,
+ * Deno, Workers, a browser). Remove the types for plain JavaScript. Verify where the signing
+ * secret may live: a back end. The secret also signs the client's JWT assertions, so it must never
+ * be shipped to a browser or an app.
  *
  *   const body = await (await fetch(`${BASE}/api/2/me?signed=1`, { headers })).json();
  *   const me = await verifySignedResponse(body, SIGNING_SECRET);

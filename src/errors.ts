@@ -51,6 +51,10 @@ export class OAuthError extends ApiError {
   override readonly type = "OAuthException";
 }
 
+/** The two OAuth failures the grants raise most (RFC 6749 §5.2). */
+export const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
+export const invalidRequest = (description: string) => new OAuthError(400, "invalid_request", description);
+
 /** Maps whatever was thrown to an ApiError; unexpected errors are logged here and only here. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;

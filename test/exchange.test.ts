@@ -4,13 +4,17 @@ import {
   basicAuth,
   bearer,
   call,
+  claimsOf,
   container,
+  expectOAuthError,
   fjordClient,
   postForm,
   serverToken,
   userTokenResponse,
   webClient,
 } from "./helpers/http";
+import { rateLimiterFor } from "../src/durable-objects/rate-limiter";
+import { hashSecret } from "../src/security/data-protection";
 import { createClient, createUser } from "./helpers/seed";
 
 const CALLBACK = "https://test.example/callback";
@@ -57,12 +61,7 @@ function redeem(client: { id: string; secret: string }, code: string, redirectUr
   );
 }
 
-async function expectInvalidGrant(res: Response, description?: string) {
-  expect(res.status).toBe(400);
-  const body = await res.json();
-  expect(body).toMatchObject({ error: "invalid_grant", error_code: 400, type: "OAuthException" });
-  if (description) expect((body as { error_description: string }).error_description).toContain(description);
-}
+const expectInvalidGrant = (res: Response, description?: string) => expectOAuthError(res, "invalid_grant", description);
 
 afterEach(() => {
   vi.useRealTimers();
@@ -98,8 +97,11 @@ describe("POST /api/2/oauth/exchange: happy path", () => {
     expect(res.headers.get("Cache-Control")).toBe("no-store");
     const tokens = (await res.json()) as Record<string, string>;
     expect(tokens).toMatchObject({ token_type: "Bearer", user_id: user.row.userId, is_admin: false });
-    const claims = JSON.parse(atob(tokens.access_token!.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")));
-    expect(claims).toMatchObject({ client_id: target.id, sub: user.row.userId, token_use: "user" });
+    expect(claimsOf(tokens.access_token!)).toMatchObject({
+      client_id: target.id,
+      sub: user.row.userId,
+      token_use: "user",
+    });
     const me = await container(await call("/api/2/me", { headers: bearer(tokens.access_token!) }));
     expect(me.data.userId).toBe(user.row.userId);
     const refreshed = await postForm(
@@ -230,7 +232,7 @@ describe("POST /api/2/oauth/exchange: the spec's failures", () => {
     expect(await res.json()).toEqual({
       error: "invalid_request",
       error_code: 400,
-      type: "ApiException",
+      type: "OAuthException",
       error_description: "Required client ID missing",
     });
   });
@@ -253,12 +255,52 @@ describe("grant_type=authorization_code: redeeming an exchange code", () => {
     await expectInvalidGrant(refreshed);
   });
 
-  it("lets exactly one of several racing redemptions win", async () => {
+  it("lets at most one of several racing redemptions win, and the replays revoke what it got", async () => {
     const { target, userToken } = await setting();
     const code = await codeFor(userToken, { clientId: target.id, type: "code" });
     const results = await Promise.all([1, 2, 3, 4].map(() => redeem(target, code)));
-    expect(results.filter((res) => res.status === 200)).toHaveLength(1);
+    const winners = results.filter((res) => res.status === 200);
+    expect(winners.length).toBeLessThanOrEqual(1);
     for (const loser of results.filter((res) => res.status !== 200)) await expectInvalidGrant(loser);
+    for (const winner of winners) {
+      const tokens = (await winner.json()) as Record<string, string>;
+      expect((await call("/api/2/me", { headers: bearer(tokens.access_token!) })).status).toBe(401);
+      const refreshed = await postForm(
+        "/oauth/token",
+        { grant_type: "refresh_token", refresh_token: tokens.refresh_token! },
+        basicAuth(target.id, target.secret),
+      );
+      await expectInvalidGrant(refreshed);
+    }
+  });
+
+  it("does not let another client's replay of a used code revoke what its owner got", async () => {
+    const { target, userToken } = await setting();
+    const sibling = await newClient();
+    const code = await codeFor(userToken, { clientId: target.id, type: "code" });
+    const tokens = (await (await redeem(target, code)).json()) as Record<string, string>;
+    await expectInvalidGrant(await redeem(sibling, code), "invalid");
+    expect((await call("/api/2/me", { headers: bearer(tokens.access_token!) })).status).toBe(200);
+  });
+
+  it("never spends a value once its time is up, even where it was checked a moment before", async () => {
+    const limiter = rateLimiterFor(env, (await newClient()).id);
+    expect(await limiter.redeemOnce("exchange:late", Date.now() - 1)).toEqual({ outcome: "expired" });
+    expect(await limiter.redeemOnce("exchange:in-time", Date.now() + 30_000)).toEqual({ outcome: "redeemed" });
+    expect(await limiter.redeemOnce("exchange:in-time", Date.now() + 30_000)).toEqual({
+      outcome: "replayed",
+      grant: null,
+    });
+  });
+
+  it("reads a KV value that is not a code record as an unknown code, never a 500", async () => {
+    const { target } = await setting();
+    const code = "B".repeat(43);
+    const key = `exchange:${await hashSecret(env.DATA_PROTECTION_KEY, code)}`;
+    for (const value of ["{not json", JSON.stringify({ type: "code", clientId: target.id, userId: 1 })]) {
+      await env.CODES.put(key, value);
+      await expectInvalidGrant(await redeem(target, code), "invalid");
+    }
   });
 
   it("redeems a code 29 seconds old and refuses one 30 seconds old (a controlled clock)", async () => {

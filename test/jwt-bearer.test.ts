@@ -1,6 +1,6 @@
 import { SignJWT } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BASE, basicAuth, bearer, call, container, postForm } from "./helpers/http";
+import { BASE, basicAuth, bearer, call, container, expectOAuthError, postForm } from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -48,12 +48,7 @@ function redeem(client: { id: string; secret: string }, jwt: string, grantType =
   );
 }
 
-async function expectInvalidGrant(res: Response, description?: string) {
-  expect(res.status).toBe(400);
-  const body = (await res.json()) as { error: string; error_description: string };
-  expect(body.error).toBe("invalid_grant");
-  if (description) expect(body.error_description).toContain(description);
-}
+const expectInvalidGrant = (res: Response, description?: string) => expectOAuthError(res, "invalid_grant", description);
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BASE, basicAuth, call, container, postForm, webClient } from "./helpers/http";
+import { BASE, basicAuth, call, claimsOf, container, postForm, webClient } from "./helpers/http";
 
 async function metadata() {
   const res = await call("/.well-known/oauth-authorization-server");
@@ -50,7 +50,6 @@ describe("GET /.well-known/oauth-authorization-server (RFC 8414)", () => {
       basicAuth(webClient.id, webClient.secret),
     );
     const { access_token } = (await token.json()) as { access_token: string };
-    const payload = JSON.parse(atob(access_token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")));
-    expect(payload.iss).toBe(body.issuer);
+    expect(claimsOf(access_token).iss).toBe(body.issuer);
   });
 });

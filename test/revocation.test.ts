@@ -112,6 +112,15 @@ describe("POST /oauth/revoke (RFC 7009)", () => {
     expect((await revoke(client, token, { token_type_hint: "something_else" })).status).toBe(200);
   });
 
+  it("refuses a revoked token with 401 before any other check, also on an endpoint not granted", async () => {
+    const client = await newClient({ apiEndpoints: ["clients"] });
+    const token = await serverToken(client);
+    await revoke(client, token);
+    const res = await call("/api/2/users", { headers: bearer(token) });
+    expect(res.status).toBe(401);
+    expect((await container(res)).error?.error_description).toBe("The access token has been revoked");
+  });
+
   it("answers 200 for an expired token of the client's own", async () => {
     const client = await newClient();
     const expired = await issueAccessToken(
@@ -177,12 +186,10 @@ describe("POST /oauth/introspect (RFC 7662)", () => {
       token_use: "server",
     });
     const { user, tokens } = await signedIn(client);
-    expect(await introspect(client, tokens.refresh_token)).toMatchObject({
-      active: true,
-      token_type: "refresh_token",
-      client_id: client.id,
-      sub: user.row.userId,
-    });
+    const refresh = await introspect(client, tokens.refresh_token);
+    expect(refresh).toMatchObject({ active: true, token_use: "refresh", client_id: client.id, sub: user.row.userId });
+    // token_type is the access token's type (RFC 6749 §5.1), so a refresh token has none.
+    expect(refresh).not.toHaveProperty("token_type");
   });
 
   it("says only active: false for another client's, revoked, rotated, expired, garbage tokens", async () => {

@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { basicAuth, bearer, call, container, postForm, serverToken, userTokenResponse } from "./helpers/http";
+import { env } from "cloudflare:workers";
+import { issueAccessToken } from "../src/oauth/tokens";
+import {
+  basicAuth,
+  bearer,
+  call,
+  claimsOf,
+  container,
+  expectOAuthError,
+  postForm,
+  serverToken,
+  userTokenResponse,
+} from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
 const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -34,12 +46,7 @@ function exchange(client: { id: string; secret: string }, fields: Record<string,
   );
 }
 
-async function expectRefused(res: Response, error: string, description?: string) {
-  expect(res.status).toBe(400);
-  const body = (await res.json()) as { error: string; error_description: string };
-  expect(body.error).toBe(error);
-  if (description) expect(body.error_description).toContain(description);
-}
+const expectRefused = expectOAuthError;
 
 describe("grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693)", () => {
   it("gives client B its own token and a refresh token for the user of A's token", async () => {
@@ -55,9 +62,8 @@ describe("grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693)"
       is_admin: false,
       refresh_token: expect.any(String),
     });
-    const claims = JSON.parse(atob(body.access_token!.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")));
-    expect(claims.client_id).toBe(b.id);
-    expect(claims.client_id).not.toBe(a.id);
+    expect(claimsOf(body.access_token!).client_id).toBe(b.id);
+    expect(b.id).not.toBe(a.id);
     const me = await container(await call("/api/2/me", { headers: bearer(body.access_token!) }));
     expect(me.data.userId).toBe(user.row.userId);
   });
@@ -95,8 +101,14 @@ describe("grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693)"
     await expectRefused(await exchange(b, { subject_token: subjectToken }), "invalid_request", "blocked");
   });
 
-  it("refuses garbage, a refresh token, and a token for another resource as the subject", async () => {
+  it("refuses garbage, a refresh token and an expired token as the subject", async () => {
     const { a, b, user } = await setting();
+    const expired = await issueAccessToken(
+      env,
+      { kind: "user", clientId: a.id, merchantId: 10, userId: Number(user.row.userId), scope: "", lifetime: 60 },
+      Math.floor(Date.now() / 1000) - 3600,
+    );
+    await expectRefused(await exchange(b, { subject_token: expired }), "invalid_request", "expired");
     await expectRefused(await exchange(b, { subject_token: "garbage" }), "invalid_request", "invalid");
     const tokens = await userTokenResponse(user, a);
     await expectRefused(
@@ -130,6 +142,14 @@ describe("grant_type=urn:ietf:params:oauth:grant-type:token-exchange (RFC 8693)"
     ) as Record<string, string>;
     const res = await postForm("/oauth/token", { grant_type: TOKEN_EXCHANGE, ...body }, basicAuth(b.id, b.secret));
     await expectRefused(res, error);
+  });
+
+  it("needs the user's consent to B, as the password grant does: a connection or autoApprove", async () => {
+    const { a, user, subjectToken } = await setting();
+    const b = await newClient({ autoApprove: false });
+    await expectRefused(await exchange(b, { subject_token: subjectToken }), "invalid_grant", "not granted");
+    await createUser(Number(user.row.userId), { ...user.row, clients: [a.id, b.id] });
+    expect((await exchange(b, { subject_token: subjectToken })).status).toBe(200);
   });
 
   it("is refused to a client not allowed the grant", async () => {

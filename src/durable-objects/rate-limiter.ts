@@ -56,10 +56,12 @@ export type TokenIdentity = { jti: string; grant: string | null };
 export type Revocation = { jti: string; expiresAt: number } | { grant: string; expiresAt: number };
 
 /**
- * The outcome of spending a one-time value: the first time `first`; after that the grant the first
- * redemption started, so that the caller can revoke it (RFC 6749 §4.1.2).
+ * The outcome of spending a one-time value: `redeemed` the first time before it expires; `expired`
+ * from its expiry on; `replayed` after a first redemption, with the grant that one started, so
+ * that the caller can revoke it (RFC 6749 §4.1.2).
  */
-export type Redemption = { first: true } | { first: false; grant: string | null };
+export type Redemption =
+  { outcome: "redeemed" } | { outcome: "expired" } | { outcome: "replayed"; grant: string | null };
 
 type Policy = RateLimitSetting & {
   merchantId: number;
@@ -91,19 +93,19 @@ export class RateLimiter extends DurableObject<Bindings> {
   }
 
   /**
-   * Admits a call of `endpoint` with `token`: allowed address, granted endpoint, token not revoked,
+   * Admits a call of `endpoint` with `token`: token not revoked, allowed address, granted endpoint,
    * then quota; a refusal spends none.
    */
   async admit(clientId: string, ip: string | null, endpoint: ApiEndpoint, token: TokenIdentity): Promise<Admission> {
     const policy = await this.currentPolicy(clientId);
     if (!policy) return { outcome: "unknown_client" };
+    if (this.isRevoked(token)) return { outcome: "revoked" };
     if (!ipAllowed(policy.ipAllowList, ip)) {
       return { outcome: "ip_not_allowed" };
     }
     if (policy.apiEndpoints !== null && !policy.apiEndpoints.includes(endpoint)) {
       return { outcome: "endpoint_not_granted" };
     }
-    if (this.isRevoked(token)) return { outcome: "revoked" };
     const now = Date.now();
     let window = (this.window ??= this.ctx.storage.kv.get<Counter>(WINDOW_KEY));
     if (!window || now >= window.endsAt) {
@@ -152,13 +154,15 @@ export class RateLimiter extends DurableObject<Bindings> {
   }
 
   /**
-   * Spends a one-time value (an exchange code, an assertion's jti), remembered until `expiresAt`
-   * (ms), after which the value is refused for its age anyway. `grant` is what the redemption
-   * starts, returned to any later attempt.
+   * Spends a one-time value (an exchange code, an assertion's jti) that is valid until `expiresAt`
+   * (ms). Expiry is judged here too, by the same clock that forgets the record, so a value whose
+   * record is gone can never be spent again: what checked it before the call may have done so a
+   * moment before it expired. `grant` is what the redemption starts, returned to any later attempt.
    */
   async redeemOnce(key: string, expiresAt: number, grant: string | null = null): Promise<Redemption> {
     const earlier = await this.earlierRedemption(key);
-    if (earlier) return { first: false, grant: earlier.grant };
+    if (earlier) return { outcome: "replayed", grant: earlier.grant };
+    if (Date.now() >= expiresAt) return { outcome: "expired" };
     this.ctx.storage.sql.exec(
       "INSERT INTO redemptions (key, grant_id, expires_at) VALUES (?, ?, ?)",
       key,
@@ -166,7 +170,7 @@ export class RateLimiter extends DurableObject<Bindings> {
       expiresAt,
     );
     await this.scheduleCleanup(expiresAt);
-    return { first: true };
+    return { outcome: "redeemed" };
   }
 
   /** The grant an earlier redemption of `key` started, if `key` was redeemed (and not yet forgotten). */
@@ -196,8 +200,13 @@ export class RateLimiter extends DurableObject<Bindings> {
     return this.isRevoked(token);
   }
 
-  private isRevoked({ jti, grant }: TokenIdentity): boolean {
-    const ids = grant === null ? [`jti:${jti}`] : [`jti:${jti}`, `grant:${grant}`];
+  /** Whether the grant has been revoked (a replay may revoke it while its first redemption runs). */
+  async grantRevoked(grant: string): Promise<boolean> {
+    return this.isRevoked({ jti: null, grant });
+  }
+
+  private isRevoked({ jti, grant }: { jti: string | null; grant: string | null }): boolean {
+    const ids = [...(jti === null ? [] : [`jti:${jti}`]), ...(grant === null ? [] : [`grant:${grant}`])];
     const placeholders = ids.map(() => "?").join(", ");
     return (
       this.ctx.storage.sql.exec(`SELECT 1 FROM revocations WHERE id IN (${placeholders})`, ...ids).toArray().length > 0

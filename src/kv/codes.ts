@@ -8,6 +8,7 @@
  * where KV still shows the code. The TTL only cleans up.
  */
 import { base64url } from "jose";
+import * as z from "zod/mini";
 import type { Bindings } from "../env";
 import { hashSecret } from "../security/data-protection";
 
@@ -17,18 +18,18 @@ export const EXCHANGE_CODE_LIFETIME_MS = 30_000;
 const KV_MIN_TTL_SECONDS = 60;
 const CODE_BYTES = 32;
 
-export type ExchangeType = "code" | "session";
-
 /** What a code stands for: `userId`, handed by `issuingClientId` to `clientId`, for `redirectUri`. */
-export type ExchangeCodeRecord = {
-  type: ExchangeType;
-  userId: number;
-  issuingClientId: string;
-  clientId: string;
-  redirectUri: string;
+const exchangeCodeRecordSchema = z.object({
+  type: z.enum(["code", "session"]),
+  userId: z.number(),
+  issuingClientId: z.string(),
+  clientId: z.string(),
+  redirectUri: z.string(),
   /** Unix milliseconds. */
-  expiresAt: number;
-};
+  expiresAt: z.number(),
+});
+
+export type ExchangeCodeRecord = z.infer<typeof exchangeCodeRecordSchema>;
 
 export async function createExchangeCode(
   env: Bindings,
@@ -41,13 +42,24 @@ export async function createExchangeCode(
   return code;
 }
 
-/** The code's key (which also names its redemption) and its record, null for an unknown or deleted code. */
+/**
+ * The code's key (which also names its redemption) and its record; null for an unknown or deleted
+ * code, and for a value that is not a record of this shape (read as unknown, never trusted).
+ */
 export async function findExchangeCode(
   env: Bindings,
   code: string,
 ): Promise<{ key: string; record: ExchangeCodeRecord | null }> {
   const key = await exchangeKey(env, code);
-  return { key, record: await env.CODES.get<ExchangeCodeRecord>(key, "json") };
+  const stored = await env.CODES.get(key);
+  let value: unknown;
+  try {
+    value = stored === null ? null : JSON.parse(stored);
+  } catch {
+    value = null;
+  }
+  const parsed = z.safeParse(exchangeCodeRecordSchema, value);
+  return { key, record: parsed.success ? parsed.data : null };
 }
 
 /** A redeemed code is deleted; its redemption record, not this, is what refuses it again. */

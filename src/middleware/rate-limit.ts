@@ -7,8 +7,8 @@ import { type AccessTokenClaims, invalidTokenError } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 
 /**
- * Asks the token's client's RateLimiter to admit a call of `endpoint`: IP allow-list first, then
- * the client's endpoint grants, then the token's revocation (no refusal spends the client's
+ * Asks the token's client's RateLimiter to admit a call of `endpoint`: the token's revocation
+ * first, then the IP allow-list, then the client's endpoint grants (no refusal spends the client's
  * quota), then the quota. Sets the figures the container reports and returns the client's
  * current merchant.
  */

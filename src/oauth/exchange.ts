@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import { findClient } from "../db/queries/clients";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
+import { invalidRequest, OAuthError } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { validate } from "../http/validation";
 import { createExchangeCode } from "../kv/codes";
@@ -16,8 +16,6 @@ import { requireToken } from "../middleware/auth";
 import { exchangeRequestSchema } from "../schemas/oauth";
 import { exchangeCodeSchema } from "../schemas/responses/oauth";
 import { isRegisteredRedirectUri } from "./redirect-uri";
-
-const invalidRequest = (description: string) => new ApiError(400, "invalid_request", description);
 
 export const exchangeRoutes = new Hono<AppEnv>().post(
   "/exchange",
@@ -29,7 +27,7 @@ export const exchangeRoutes = new Hono<AppEnv>().post(
     success: { data: exchangeCodeSchema },
   }),
   requireToken("exchange", "user"),
-  validate("form", exchangeRequestSchema, "api"),
+  validate("form", exchangeRequestSchema, "oauth"),
   async (c) => {
     const { clientId, type, redirectUri } = c.req.valid("form");
     const caller = c.get("caller");
@@ -38,7 +36,7 @@ export const exchangeRoutes = new Hono<AppEnv>().post(
     // Rule 1. A client that does not exist belongs to no merchant: the same answer.
     const target = await findClient(c.get("db"), clientId);
     if (!target || target.merchantId !== caller.merchantId) {
-      throw new ApiError(403, "access_denied", "Provided client ID does not belong to the current merchant");
+      throw new OAuthError(403, "access_denied", "Provided client ID does not belong to the current merchant");
     }
     // Rules 3 and 2.
     if (type === "session" && !redirectUri) throw invalidRequest("Type session: Missing redirect URI");
@@ -46,7 +44,7 @@ export const exchangeRoutes = new Hono<AppEnv>().post(
       throw invalidRequest("Type code: Client to exchange token with is missing a default redirect");
     }
     if (redirectUri !== undefined && !isRegisteredRedirectUri(target.redirectUris, redirectUri)) {
-      throw new ApiError(
+      throw new OAuthError(
         400,
         "redirect_uri_mismatch",
         "The redirect URI is not registered for the client to exchange token with",

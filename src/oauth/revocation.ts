@@ -24,8 +24,10 @@ import { type AccessTokenClaims, verifyAccessToken } from "./tokens";
  * (listed in the client's RateLimiter for as long as any of them can live).
  */
 export async function revokeGrant(c: Context<AppEnv>, clientId: string, grant: string, now: number): Promise<void> {
-  await revokeRefreshTokenFamily(c.get("db"), grant, now);
+  // The Durable Object first: a redemption that inserts the grant's refresh token after this
+  // revocation's D1 update then finds the grant revoked there (grants/authorization-code.ts).
   await rateLimiterFor(c.env, clientId).revoke([{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }]);
+  await revokeRefreshTokenFamily(c.get("db"), grant, now);
 }
 
 /** POST /oauth/revoke: revokes `token` if it is one of `clientId`'s; anything else is left alone. */
@@ -73,16 +75,16 @@ export async function introspectToken(
   const refresh = await findRefreshToken(c.get("db"), await refreshTokenHash(c.env, token));
   if (!refresh || refresh.clientId !== clientId || refresh.revoked !== null || refresh.expires <= now) return inactive;
   if (!(await userMaySignIn(c, refresh.userId))) return inactive;
+  // No token_type: RFC 7662 means the access token's type (RFC 6749 §5.1); token_use tells the kind.
   return {
     active: true,
-    token_type: "refresh_token",
     client_id: clientId,
     scope: refresh.scope,
     sub: String(refresh.userId),
     iss: c.env.BASE_URL,
     exp: refresh.expires,
     iat: refresh.created,
-    token_use: "user",
+    token_use: "refresh",
   };
 }
 

@@ -104,3 +104,21 @@ export type Container = {
 export async function container(res: Response): Promise<Container> {
   return (await res.json()) as Container;
 }
+
+/** A 400 OAuth failure with `error`, and a description containing `description` when given. */
+export async function expectOAuthError(res: Response, error: string, description?: string): Promise<void> {
+  if (res.status !== 400) throw new Error(`expected 400 ${error}, got ${res.status} ${await res.clone().text()}`);
+  const body = (await res.json()) as { error: string; error_code: number; type: string; error_description: string };
+  if (body.error !== error || body.error_code !== 400 || body.type !== "OAuthException") {
+    throw new Error(`expected ${error}, got ${JSON.stringify(body)}`);
+  }
+  if (description !== undefined && !body.error_description.includes(description)) {
+    throw new Error(`expected a description containing "${description}", got "${body.error_description}"`);
+  }
+}
+
+/** The claims of a JWT, read without verifying it (the Worker verifies; tests only look). */
+export function claimsOf(token: string): Record<string, unknown> {
+  const payload = token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/");
+  return JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload), (ch) => ch.charCodeAt(0))));
+}

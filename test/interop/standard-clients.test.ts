@@ -87,6 +87,7 @@ describe("openid-client", () => {
       headers: { Authorization: `Bearer ${userTokens.access_token}` },
       body: new URLSearchParams({ clientId: app.id, type: "code" }),
     });
+    expect(res.status).toBe(200);
     const { code } = ((await res.json()) as { data: { code: string } }).data;
     const tokens = await client.genericGrantRequest(await configuration(app.id, app.secret), "authorization_code", {
       code,

@@ -13,27 +13,22 @@
 import { errors as joseErrors, jwtVerify } from "jose";
 import { findUserRefusal, isConnected } from "../../db/queries/users";
 import { rateLimiterFor } from "../../durable-objects/rate-limiter";
-import { OAuthError } from "../../errors";
+import { invalidGrant, invalidRequest } from "../../errors";
 import { openSecret } from "../../security/data-protection";
 import { userIdOfSubject } from "../tokens";
 import { type Grant, type GrantRequest, tokenResponse } from "./grant";
 
 /** How far ahead an assertion may expire (RFC 7523 §3 lets the server limit it). */
-export const MAX_ASSERTION_LIFETIME = 300;
+const MAX_ASSERTION_LIFETIME = 300;
 const MAX_JTI_LENGTH = 256;
 /** The draft's `assertion_type` values that name a JWT: RFC 7523's grant and RFC 8693's token type. */
-export const JWT_ASSERTION_TYPES = [
-  "urn:ietf:params:oauth:grant-type:jwt-bearer",
-  "urn:ietf:params:oauth:token-type:jwt",
-];
-
-const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
+const JWT_ASSERTION_TYPES = ["urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:token-type:jwt"];
 
 export const jwtBearerGrant: Grant = (request) => redeemAssertion(request);
 
 export const assertionGrant: Grant = (request) => {
   const type = request.params.assertion_type;
-  if (!type) throw new OAuthError(400, "invalid_request", "Parameter 'assertion_type' is missing");
+  if (!type) throw invalidRequest("Parameter 'assertion_type' is missing");
   if (!JWT_ASSERTION_TYPES.includes(type)) {
     throw invalidGrant(`Unsupported assertion_type; use ${JWT_ASSERTION_TYPES.join(" or ")}`);
   }
@@ -42,7 +37,7 @@ export const assertionGrant: Grant = (request) => {
 
 async function redeemAssertion(request: GrantRequest) {
   const { c, client, params, now } = request;
-  if (!params.assertion) throw new OAuthError(400, "invalid_request", "Parameter 'assertion' is missing");
+  if (!params.assertion) throw invalidRequest("Parameter 'assertion' is missing");
   if (!client.signingSecretSealed) throw invalidGrant("The client has no signing secret to verify assertions with");
   const secret = new TextEncoder().encode(await openSecret(c.env.DATA_PROTECTION_KEY, client.signingSecretSealed));
   const base = c.env.BASE_URL;
@@ -73,6 +68,7 @@ async function redeemAssertion(request: GrantRequest) {
   const refusal = await findUserRefusal(db, userId);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
   const redemption = await rateLimiterFor(c.env, client.id).redeemOnce(`jti:${jti}`, exp! * 1000);
-  if (!redemption.first) throw invalidGrant("The assertion has already been used");
+  if (redemption.outcome === "expired") throw invalidGrant("The assertion has expired");
+  if (redemption.outcome === "replayed") throw invalidGrant("The assertion has already been used");
   return tokenResponse(request, { kind: "user", userId }, { user_id: String(userId), is_admin: false });
 }

@@ -8,7 +8,7 @@ import { base64url } from "jose";
 import { findUserByEmail, isConnected, recordPasswordSignIn } from "../../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../../db/schema";
 import { rateLimiterFor } from "../../durable-objects/rate-limiter";
-import { OAuthError } from "../../errors";
+import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
 import { emailLookupKey } from "../../schemas/email-address";
 import { verifyPassword } from "../../security/password";
 import { isRegisteredRedirectUri } from "../redirect-uri";
@@ -16,9 +16,9 @@ import { type Grant, userTokensWithNewGrant } from "./grant";
 
 export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   const { username, password, redirect_uri: redirectUri } = params;
-  if (!username) throw new OAuthError(400, "invalid_request", "Parameter 'username' is missing");
-  if (password === undefined) throw new OAuthError(400, "invalid_request", "Parameter 'password' is missing");
-  if (!redirectUri) throw new OAuthError(400, "invalid_request", "Parameter 'redirect_uri' is missing");
+  if (!username) throw invalidRequest("Parameter 'username' is missing");
+  if (password === undefined) throw invalidRequest("Parameter 'password' is missing");
+  if (!redirectUri) throw invalidRequest("Parameter 'redirect_uri' is missing");
   if (params.resource !== undefined) {
     throw new OAuthError(
       400,
@@ -47,14 +47,14 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
   }
 
   const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
-  if (!user || !passwordMatches) throw new OAuthError(400, "invalid_grant", "Invalid username or password");
+  if (!user || !passwordMatches) throw invalidGrant("Invalid username or password");
   await limiter.signInSucceeded(account);
   const refusal = REFUSED_USER_STATUSES[user.status];
-  if (refusal) throw new OAuthError(400, "invalid_grant", `The user account is ${refusal}`);
+  if (refusal) throw invalidGrant(`The user account is ${refusal}`);
 
   const connected = await isConnected(db, client.id, user.id);
   if (!connected && !client.autoApprove) {
-    throw new OAuthError(400, "invalid_grant", "The user has not granted this client access");
+    throw invalidGrant("The user has not granted this client access");
   }
 
   return userTokensWithNewGrant({ c, client, params, now }, user.id, {

@@ -6,16 +6,14 @@
  */
 import { findRefreshToken, rotateRefreshToken } from "../../db/queries/refresh-tokens";
 import { findUserRefusal } from "../../db/queries/users";
-import { OAuthError } from "../../errors";
+import { invalidGrant, invalidRequest } from "../../errors";
 import { newRefreshToken, refreshTokenHash } from "../refresh-tokens";
 import { revokeGrant } from "../revocation";
 import { type Grant, tokenResponse } from "./grant";
 
-const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
-
 export const refreshTokenGrant: Grant = async (request) => {
   const { c, client, params, now } = request;
-  if (!params.refresh_token) throw new OAuthError(400, "invalid_request", "Parameter 'refresh_token' is missing");
+  if (!params.refresh_token) throw invalidRequest("Parameter 'refresh_token' is missing");
   const db = c.get("db");
   const presented = await findRefreshToken(db, await refreshTokenHash(c.env, params.refresh_token));
   // The same answer for unknown tokens and for another client's: neither tells the caller more.

@@ -3,21 +3,20 @@
  * issued to client A as `subject_token` and receives its own token for that user, with a refresh
  * token: what an exchange code does in two steps (A asks for a code, B redeems it), in one, for a
  * B that already holds A's token. A and B must belong to the same merchant, as for exchange
- * codes. No delegation (`actor_token`) and no other audience. Every problem with the subject
- * token is `invalid_request`, as RFC 8693 §2.2.2 asks.
+ * codes, and the user must have granted B access (connected to it) unless B is `autoApprove`, as
+ * for the password grant. No delegation (`actor_token`) and no other audience. Every problem with
+ * the subject token is `invalid_request`, as RFC 8693 §2.2.2 asks.
  */
 import { findClientRights } from "../../db/queries/clients";
-import { findUserRefusal } from "../../db/queries/users";
+import { findUserRefusal, isConnected } from "../../db/queries/users";
 import { rateLimiterFor } from "../../durable-objects/rate-limiter";
-import { OAuthError } from "../../errors";
+import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
 import { verifyAccessToken } from "../tokens";
 import { type Grant, userTokensWithNewGrant } from "./grant";
 
-export const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
+const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 /** Our access tokens are JWTs, so either name of their type is accepted. */
 const SUBJECT_TOKEN_TYPES = [ACCESS_TOKEN_TYPE, "urn:ietf:params:oauth:token-type:jwt"];
-
-const invalidRequest = (description: string) => new OAuthError(400, "invalid_request", description);
 
 export const tokenExchangeGrant: Grant = async (request) => {
   const { c, client, params } = request;
@@ -51,7 +50,12 @@ export const tokenExchangeGrant: Grant = async (request) => {
   if (await rateLimiterFor(c.env, subject.clientId).tokenRevoked({ jti, grant })) {
     throw invalidRequest("The subject token has been revoked");
   }
-  const refusal = await findUserRefusal(c.get("db"), subject.userId);
+  const db = c.get("db");
+  const refusal = await findUserRefusal(db, subject.userId);
   if (refusal) throw invalidRequest(`The user account is ${refusal}`);
+  // The user's consent to this client, as the password grant asks for it.
+  if (!client.autoApprove && !(await isConnected(db, client.id, subject.userId))) {
+    throw invalidGrant("The user has not granted this client access");
+  }
   return userTokensWithNewGrant(request, subject.userId, { issuedTokenType: ACCESS_TOKEN_TYPE });
 };

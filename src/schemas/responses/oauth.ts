@@ -48,7 +48,8 @@ export const introspectionResponseSchema = z.union([
   z.object({ active: z.literal(false) }),
   z.object({
     active: z.literal(true),
-    token_type: z.enum(["Bearer", "refresh_token"]),
+    /** Access tokens only. */
+    token_type: z.optional(z.literal("Bearer")),
     client_id: z.string(),
     scope: z.string(),
     sub: z.string(),
@@ -57,8 +58,8 @@ export const introspectionResponseSchema = z.union([
     exp: z.number(),
     iat: z.number(),
     jti: z.optional(z.string()),
-    /** Whose token: a user's or the client's own (server token). */
-    token_use: z.enum(["user", "server"]),
+    /** What the token is: a user's access token, the client's own (server token), or a refresh token. */
+    token_use: z.enum(["user", "server", "refresh"]),
   }),
 ]);
 
