@@ -63,6 +63,19 @@ function redeem(client: { id: string; secret: string }, code: string, redirectUr
 
 const expectInvalidGrant = (res: Response, description?: string) => expectOAuthError(res, "invalid_grant", description);
 
+/** The access token is refused as revoked, and the refresh token no longer refreshes. */
+async function expectGrantEnded(client: { id: string; secret: string }, tokens: Record<string, string>) {
+  const me = await call("/api/2/me", { headers: bearer(tokens.access_token!) });
+  expect(me.status).toBe(401);
+  expect((await container(me)).error?.error_description).toBe("The access token has been revoked");
+  const refreshed = await postForm(
+    "/oauth/token",
+    { grant_type: "refresh_token", refresh_token: tokens.refresh_token! },
+    basicAuth(client.id, client.secret),
+  );
+  await expectInvalidGrant(refreshed);
+}
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -244,15 +257,7 @@ describe("grant_type=authorization_code: redeeming an exchange code", () => {
     const code = await codeFor(userToken, { clientId: target.id, type: "code" });
     const first = (await (await redeem(target, code)).json()) as Record<string, string>;
     await expectInvalidGrant(await redeem(target, code), "already been used");
-    const me = await call("/api/2/me", { headers: bearer(first.access_token!) });
-    expect(me.status).toBe(401);
-    expect((await container(me)).error?.error_description).toBe("The access token has been revoked");
-    const refreshed = await postForm(
-      "/oauth/token",
-      { grant_type: "refresh_token", refresh_token: first.refresh_token! },
-      basicAuth(target.id, target.secret),
-    );
-    await expectInvalidGrant(refreshed);
+    await expectGrantEnded(target, first);
   });
 
   it("lets at most one of several racing redemptions win, and the replays revoke what it got", async () => {
@@ -262,16 +267,7 @@ describe("grant_type=authorization_code: redeeming an exchange code", () => {
     const winners = results.filter((res) => res.status === 200);
     expect(winners.length).toBeLessThanOrEqual(1);
     for (const loser of results.filter((res) => res.status !== 200)) await expectInvalidGrant(loser);
-    for (const winner of winners) {
-      const tokens = (await winner.json()) as Record<string, string>;
-      expect((await call("/api/2/me", { headers: bearer(tokens.access_token!) })).status).toBe(401);
-      const refreshed = await postForm(
-        "/oauth/token",
-        { grant_type: "refresh_token", refresh_token: tokens.refresh_token! },
-        basicAuth(target.id, target.secret),
-      );
-      await expectInvalidGrant(refreshed);
-    }
+    for (const winner of winners) await expectGrantEnded(target, (await winner.json()) as Record<string, string>);
   });
 
   it("does not let another client's replay of a used code revoke what its owner got", async () => {

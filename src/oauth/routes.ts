@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import * as z from "zod/mini";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
-import { describeRoute } from "../http/container";
+import { describeRoute, type RouteDescription } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { documented } from "../http/openapi";
 import { validate } from "../http/validation";
@@ -83,18 +83,19 @@ export const describeKeySet = () =>
     success: { data: keySetSchema, bare: true },
   });
 
+/** An endpoint the client authenticates at with its id and secret (Basic, or in the body). */
+const clientAuthenticated = (route: RouteDescription) =>
+  documented(describeRoute(route), { security: [{ clientCredentials: [] }, {}] });
+
 export const oauthRoutes = new Hono<AppEnv>()
   .post(
     "/token",
-    documented(
-      describeRoute({
-        name: "Issue a token",
-        controller: "oauth/token#create",
-        description: `Grant types: ${[...GRANTS.keys()].join(", ")}. Client authentication by HTTP Basic or client_id and client_secret in the body, never both.`,
-        success: { data: tokenResponseSchema, bare: true },
-      }),
-      { security: [{ clientCredentials: [] }, {}] },
-    ),
+    clientAuthenticated({
+      name: "Issue a token",
+      controller: "oauth/token#create",
+      description: `Grant types: ${[...GRANTS.keys()].join(", ")}. Client authentication by HTTP Basic or client_id and client_secret in the body, never both.`,
+      success: { data: tokenResponseSchema, bare: true },
+    }),
     validate("form", tokenRequestSchema, "oauth"),
     async (c) => {
       const params = c.req.valid("form");
@@ -111,16 +112,13 @@ export const oauthRoutes = new Hono<AppEnv>()
   )
   .post(
     "/revoke",
-    documented(
-      describeRoute({
-        name: "Revoke a token",
-        controller: "oauth/revoke#create",
-        description:
-          "RFC 7009. An access or refresh token of the authenticated client; any other token is answered the same and left alone. Revoking a refresh token revokes its grant: its family and the access tokens issued under it.",
-        success: { data: z.object({}), bare: true },
-      }),
-      { security: [{ clientCredentials: [] }, {}] },
-    ),
+    clientAuthenticated({
+      name: "Revoke a token",
+      controller: "oauth/revoke#create",
+      description:
+        "RFC 7009. An access or refresh token of the authenticated client; any other token is answered the same and left alone. Revoking a refresh token revokes its grant: its family and the access tokens issued under it.",
+      success: { data: z.object({}), bare: true },
+    }),
     validate("form", tokenQuerySchema, "oauth"),
     async (c) => {
       const params = c.req.valid("form");
@@ -131,16 +129,13 @@ export const oauthRoutes = new Hono<AppEnv>()
   )
   .post(
     "/introspect",
-    documented(
-      describeRoute({
-        name: "Introspect a token",
-        controller: "oauth/introspect#create",
-        description:
-          "RFC 7662. `active: true` and the token's claims for a live access or refresh token of the authenticated client; `active: false` for anything else.",
-        success: { data: introspectionResponseSchema, bare: true },
-      }),
-      { security: [{ clientCredentials: [] }, {}] },
-    ),
+    clientAuthenticated({
+      name: "Introspect a token",
+      controller: "oauth/introspect#create",
+      description:
+        "RFC 7662. `active: true` and the token's claims for a live access or refresh token of the authenticated client; `active: false` for anything else.",
+      success: { data: introspectionResponseSchema, bare: true },
+    }),
     validate("form", tokenQuerySchema, "oauth"),
     async (c) => {
       const params = c.req.valid("form");
