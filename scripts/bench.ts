@@ -2,7 +2,9 @@
  * npm run bench: loads the service and a bare baseline worker (bench/baseline.ts) side by side in
  * one local workerd through Miniflare, each on its own socket (no `wrangler dev` proxy or router in
  * front), with the real local D1, KV and Durable Object bindings built from wrangler.toml, and
- * prints requests/s, p50/p99 latency and the service-to-baseline ratio for three routes; then loads
+ * prints requests/s, p50/p99 latency and the service-to-baseline ratio for its routes (the refresh
+ * grant rotating a chain of refresh tokens per connection, and an authenticated call once
+ * REVOCATIONS access tokens of the client have been revoked); then loads
  * user searches on 1,000 and on 100,000 generated users (imported outside the timed part),
  * reporting the D1 rows each request reads (from the service's Server-Timing header); then the
  * gzipped bundle size.
@@ -29,8 +31,12 @@ import { runWrangler } from "./lib/wrangler";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const BENCH_CLIENT = { id: "bench0000000000000000000", secret: "bench-client-secret-0000000000" };
+const BASIC = `Basic ${Buffer.from(`${BENCH_CLIENT.id}:${BENCH_CLIENT.secret}`).toString("base64")}`;
+const FORM = "application/x-www-form-urlencoded";
 
 const BENCH_USER_FIRST_ID = 100_000;
+/** Access tokens of the benchmark client revoked before the last authenticated route is loaded. */
+const REVOCATIONS = 1_000;
 /** The user the searches look for: present in both data sets. */
 const SEARCHED_USER = 500;
 
@@ -88,8 +94,11 @@ try {
   }
 
   console.log(`Load: ${SECONDS}s per route and worker, ${CONNECTIONS} connections, autocannon from Node.\n`);
+  // Each connection of each run (warm-up and measured) rotates its own chain from one of these.
+  const refreshTokens = await signIns(targets[0]!.url, 4 * CONNECTIONS);
   const rows: string[][] = [];
-  for (const route of routes()) {
+  for (const route of routes(refreshTokens)) {
+    if (route.before) await route.before(targets[0]!);
     const results: Result[] = [];
     for (const target of targets) results.push(await load(target, route));
     const [s, b] = results as [Result, Result];
@@ -163,10 +172,14 @@ type Route = {
   path: string;
   body?: string;
   headers: (t: Target) => Record<string, string>;
+  /** Requests that change as the load runs, for the service (the baseline gets the fixed ones). */
+  requests?: autocannon.Request[];
+  /** Work before the route is loaded, outside the timed part. */
+  before?: (service: Target) => Promise<void>;
 };
 
-function routes(): Route[] {
-  const basic = `Basic ${Buffer.from(`${BENCH_CLIENT.id}:${BENCH_CLIENT.secret}`).toString("base64")}`;
+function routes(refreshTokens: string[]): Route[] {
+  const bearer = (t: Target) => ({ Authorization: `Bearer ${t.serverToken}` });
   return [
     { label: "GET /api/2/status", method: "GET", path: "/api/2/status", headers: () => ({}) },
     {
@@ -174,15 +187,74 @@ function routes(): Route[] {
       method: "POST",
       path: "/oauth/token",
       body: "grant_type=client_credentials",
-      headers: () => ({ Authorization: basic, "Content-Type": "application/x-www-form-urlencoded" }),
+      headers: () => ({ Authorization: BASIC, "Content-Type": "application/x-www-form-urlencoded" }),
     },
     {
-      label: "GET /api/2/clients (server token)",
+      label: "POST /oauth/token (refresh_token)",
+      method: "POST",
+      path: "/oauth/token",
+      body: "grant_type=refresh_token",
+      headers: () => ({ Authorization: BASIC, "Content-Type": FORM }),
+      requests: [refreshChain(refreshTokens)],
+    },
+    { label: "GET /api/2/clients (server token)", method: "GET", path: "/api/2/clients", headers: bearer },
+    {
+      label: `GET /api/2/clients (${fmt(REVOCATIONS)} tokens revoked)`,
       method: "GET",
       path: "/api/2/clients",
-      headers: (t) => ({ Authorization: `Bearer ${t.serverToken}` }),
+      headers: bearer,
+      before: revokeTokens,
     },
   ];
+}
+
+/**
+ * One request that rotates a refresh token taken from `pool` and puts each answer's successor
+ * back: the tokens circulate among the connections (autocannon resets a connection's own context
+ * after every pass over its requests, so the chain cannot live there). A failed rotation's chain
+ * ends; a run's last requests in flight take theirs with them.
+ */
+function refreshChain(pool: string[]): autocannon.Request {
+  return {
+    setupRequest: (request) => ({ ...request, body: `grant_type=refresh_token&refresh_token=${pool.pop() ?? ""}` }),
+    onResponse: (status, body) => {
+      if (status === 200) pool.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
+    },
+  };
+}
+
+/** Refresh tokens of the demo's first user for the benchmark client, from as many password sign-ins. */
+async function signIns(url: string, count: number): Promise<string[]> {
+  const user = demo.users[0]!;
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await fetch(`${url}/oauth/token`, {
+      method: "POST",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      body: new URLSearchParams({
+        grant_type: "password",
+        username: user.email,
+        password: user.password!,
+        redirect_uri: demo.clients[0]!.redirectUris[0]!,
+      }),
+    });
+    if (!res.ok) throw new Error(`password sign-in for the benchmark: ${res.status} ${await res.text()}`);
+    tokens.push(((await res.json()) as { refresh_token: string }).refresh_token);
+  }
+  return tokens;
+}
+
+/** REVOCATIONS fresh server tokens of the benchmark client, each revoked at /oauth/revoke. */
+async function revokeTokens(service: Target): Promise<void> {
+  for (let i = 0; i < REVOCATIONS; i++) {
+    const token = await fetchToken(service.url);
+    const res = await fetch(`${service.url}/oauth/revoke`, {
+      method: "POST",
+      headers: { Authorization: BASIC, "Content-Type": FORM },
+      body: new URLSearchParams({ token }),
+    });
+    if (!res.ok) throw new Error(`revocation for the benchmark: ${res.status}`);
+  }
 }
 
 function userRoutes(): Route[] {
@@ -260,6 +332,7 @@ async function load(target: Target, route: Route): Promise<Result> {
     headers: route.headers(target),
     body: route.body,
     connections: CONNECTIONS,
+    ...(route.requests && target.name === "service" && { requests: route.requests }),
   };
   await autocannon({ ...options, duration: 1 });
   const result = await autocannon({ ...options, duration: SECONDS });
