@@ -82,6 +82,13 @@ describe("signed responses (signed=1)", () => {
     expect((await verifyBySpec(body, SIGNING_SECRET)).valid).toBe(true);
   });
 
+  it("reads the parameter however it is spelt in the URL", async () => {
+    const body = (await container(
+      await call("/api/2/me?%73igned=1", { headers: bearer(await userToken()) }),
+    )) as unknown as Signed;
+    expect((await verifyBySpec(body, SIGNING_SECRET)).valid).toBe(true);
+  });
+
   it("answers plainly without the parameter and with signed=0", async () => {
     const token = await userToken();
     for (const path of ["/api/2/me", "/api/2/me?signed=0"]) {
