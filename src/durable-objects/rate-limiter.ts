@@ -26,6 +26,12 @@ const WINDOW_KEY = "window";
 /** Failed password sign-ins per account and client before the account is locked for the window. */
 const SIGN_IN_FAILURE_LIMIT = 5;
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
+/**
+ * A redemption is remembered this long after its value expired (KV keeps a code 60 s from
+ * creation, a 30 s code 30 s past expiry), so that a replay is told from an expired value, and
+ * what the first redemption started is revoked, for as long as the value can be found.
+ */
+const REDEMPTION_KEPT_AFTER_EXPIRY_MS = 60_000;
 /** Expiry is checked in code; the alarm only reclaims space, so it need not run more often. */
 const MIN_ALARM_INTERVAL_MS = 60_000;
 
@@ -160,25 +166,20 @@ export class RateLimiter extends DurableObject<Bindings> {
    * moment before it expired. `grant` is what the redemption starts, returned to any later attempt.
    */
   async redeemOnce(key: string, expiresAt: number, grant: string | null = null): Promise<Redemption> {
-    const earlier = await this.earlierRedemption(key);
-    if (earlier) return { outcome: "replayed", grant: earlier.grant };
+    const keptUntil = expiresAt + REDEMPTION_KEPT_AFTER_EXPIRY_MS;
+    const [earlier] = this.ctx.storage.sql
+      .exec<{ grant_id: string | null }>("SELECT grant_id FROM redemptions WHERE key = ?", key)
+      .toArray();
+    if (earlier) return { outcome: "replayed", grant: earlier.grant_id };
     if (Date.now() >= expiresAt) return { outcome: "expired" };
     this.ctx.storage.sql.exec(
       "INSERT INTO redemptions (key, grant_id, expires_at) VALUES (?, ?, ?)",
       key,
       grant,
-      expiresAt,
+      keptUntil,
     );
-    await this.scheduleCleanup(expiresAt);
+    await this.scheduleCleanup(keptUntil);
     return { outcome: "redeemed" };
-  }
-
-  /** The grant an earlier redemption of `key` started, if `key` was redeemed (and not yet forgotten). */
-  async earlierRedemption(key: string): Promise<{ grant: string | null } | null> {
-    const [earlier] = this.ctx.storage.sql
-      .exec<{ grant_id: string | null }>("SELECT grant_id FROM redemptions WHERE key = ?", key)
-      .toArray();
-    return earlier ? { grant: earlier.grant_id } : null;
   }
 
   /** Lists access tokens as revoked until they would have expired anyway. */

@@ -4,11 +4,12 @@
  *
  * KV is eventually consistent and its TTL cannot go below 60 s, so neither expiry nor single use
  * rests on it: the record carries its own expiry, checked in code, and a redemption is recorded
- * in the redeeming client's RateLimiter (strongly consistent), which refuses a second one even
- * where KV still shows the code. The TTL only cleans up.
+ * in the target client's RateLimiter (strongly consistent), which refuses a second one even where
+ * KV still shows the code. The TTL only cleans up.
  */
 import { base64url } from "jose";
 import * as z from "zod/mini";
+import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { Bindings } from "../env";
 import { hashSecret } from "../security/data-protection";
 
@@ -30,6 +31,7 @@ const exchangeCodeRecordSchema = z.object({
 });
 
 export type ExchangeCodeRecord = z.infer<typeof exchangeCodeRecordSchema>;
+export type ExchangeType = ExchangeCodeRecord["type"];
 
 export async function createExchangeCode(
   env: Bindings,
@@ -43,10 +45,10 @@ export async function createExchangeCode(
 }
 
 /**
- * The code's key (which also names its redemption) and its record; null for an unknown or deleted
+ * The code's key (which also names its redemption) and its record; null for an unknown or expired
  * code, and for a value that is not a record of this shape (read as unknown, never trusted).
  */
-export async function findExchangeCode(
+async function findExchangeCode(
   env: Bindings,
   code: string,
 ): Promise<{ key: string; record: ExchangeCodeRecord | null }> {
@@ -62,9 +64,42 @@ export async function findExchangeCode(
   return { key, record: parsed.success ? parsed.data : null };
 }
 
-/** A redeemed code is deleted; its redemption record, not this, is what refuses it again. */
-export function deleteExchangeCode(env: Bindings, key: string): Promise<void> {
-  return env.CODES.delete(key);
+/** What spending a code came to. `replayed` carries the grant its first redemption started, and whose. */
+export type SpentCode =
+  | { outcome: "spent"; record: ExchangeCodeRecord }
+  | { outcome: "invalid" | "expired" | "redirect_mismatch" }
+  | { outcome: "replayed"; grant: string | null; clientId: string };
+
+/**
+ * Spends a code of `want.type` (for `want.clientId` and `want.redirectUri` when given), starting
+ * `grant`: checks made here first, then the single redemption in the target client's RateLimiter.
+ * Another client's code, a webview code at the token endpoint or the reverse are `invalid` and are
+ * not spent. A spent code stays in KV until its TTL: its redemption record refuses it, and finding
+ * it lets a replay be told from an unknown code, so that what the first redemption got is revoked.
+ */
+export async function spendExchangeCode(
+  env: Bindings,
+  code: string,
+  want: { type: ExchangeType; clientId?: string; redirectUri?: string },
+  grant: string,
+): Promise<SpentCode> {
+  const { key, record } = await findExchangeCode(env, code);
+  if (!record || record.type !== want.type || (want.clientId !== undefined && record.clientId !== want.clientId)) {
+    return { outcome: "invalid" };
+  }
+  if (want.redirectUri !== undefined && want.redirectUri !== record.redirectUri) {
+    return { outcome: "redirect_mismatch" };
+  }
+  // The RateLimiter judges expiry after replay, so a replayed code is told as such, not as expired.
+  const redemption = await rateLimiterFor(env, record.clientId).redeemOnce(key, record.expiresAt, grant);
+  switch (redemption.outcome) {
+    case "redeemed":
+      return { outcome: "spent", record };
+    case "replayed":
+      return { ...redemption, clientId: record.clientId };
+    case "expired":
+      return redemption;
+  }
 }
 
 async function exchangeKey(env: Bindings, code: string): Promise<string> {
