@@ -26,6 +26,7 @@ import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from
 import { signedResponses } from "./middleware/signing";
 import { exchangeRoutes } from "./oauth/exchange";
 import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
+import { webviewRoutes } from "./oauth/webview";
 import { publicKeySet } from "./oauth/tokens";
 
 const API_BASE = `/api/${API_VERSION}`;
@@ -38,6 +39,7 @@ app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(
 
 app.route("/oauth", oauthRoutes);
 app.route("/oauth", exchangeRoutes);
+app.route("/oauth", webviewRoutes);
 app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>
   c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }),

@@ -420,3 +420,24 @@ export const refreshTokens = sqliteTable(
     index("refresh_tokens_expires_idx").on(t.expires),
   ],
 );
+
+/**
+ * Browser sessions (the single sign-on of the browser flows): the cookie carries a random id and
+ * its signature; only the id's keyed hash is stored, so a leaked table opens no session.
+ * Revocable server-side (`revoked`), and ended at `expires` whatever the cookie says.
+ */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** The client the session was started through. */
+    clientId: text("client_id").references(() => clients.id, { onDelete: "set null" }),
+    created: integer("created").notNull(),
+    expires: integer("expires").notNull(),
+    revoked: integer("revoked"),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);

@@ -43,7 +43,15 @@ export type RouteDescription = {
    * The success: its status, the `data` it carries in the container (a `collection` has `meta`),
    * or, `bare`, the whole body (the OAuth endpoints).
    */
-  success: { status?: 200 | 201; data: $ZodType; collection?: boolean; bare?: boolean; mediaType?: string };
+  success: {
+    status?: 200 | 201 | 303;
+    data: $ZodType;
+    collection?: boolean;
+    bare?: boolean;
+    mediaType?: string;
+    /** A redirect: no body. */
+    redirect?: boolean;
+  };
 };
 
 /**
@@ -62,11 +70,13 @@ export function describeRoute(route: RouteDescription) {
     ...(route.description && { description: route.description }),
     parameters: route.parameters ?? [],
     responses: {
-      [success.status ?? 200]: {
-        description: "Success",
-        schema: success.bare ? success.data : containerSchema(success.data, success.collection ?? false),
-        ...(success.mediaType && { mediaType: success.mediaType }),
-      },
+      [success.status ?? 200]: success.redirect
+        ? { description: "Redirect" }
+        : {
+            description: "Success",
+            schema: success.bare ? success.data : containerSchema(success.data, success.collection ?? false),
+            ...(success.mediaType && { mediaType: success.mediaType }),
+          },
     },
   });
 }

@@ -1,0 +1,102 @@
+/**
+ * Browser sessions, the single sign-on of the browser flows. The cookie is `<id>.<signature>`: 256
+ * random bits and their keyed HMAC, so a forged cookie is refused before any database read; D1
+ * holds only the id's keyed hash, with the user, its expiry and a revocation. HttpOnly,
+ * SameSite=Lax, and Secure with the `__Host-` prefix wherever the service runs on https (local
+ * http cannot carry Secure cookies).
+ */
+import type { Context } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+import { base64url } from "jose";
+import { insertSession, revokeSession } from "../db/queries/sessions";
+import { rateLimiterFor } from "../durable-objects/rate-limiter";
+import type { AppEnv, Bindings } from "../env";
+import { timingSafeEqual } from "../security/constant-time";
+import { hashSecret } from "../security/data-protection";
+
+const SESSION_COOKIE = "session";
+/** A webview's session lives as long as a remembered one: apps keep their webview's cookies. */
+export const WEBVIEW_SESSION_LIFETIME = 30 * 24 * 3600;
+/** How long a session revoked while it is being started stays listed as such (see startSession). */
+const STARTING_SESSION_REVOCATION_SECONDS = 300;
+
+export type SessionId = { id: string; idHash: string };
+
+export type NewSession = {
+  userId: number;
+  clientId: string;
+  /** Seconds the session lives, server-side. */
+  lifetime: number;
+  /** Kept across browser restarts (a Max-Age); otherwise the cookie ends with the browser. */
+  persistent: boolean;
+};
+
+/**
+ * A new session id and its keyed hash; made before the session, so that what starts it (a webview
+ * code) can record which session it started.
+ */
+export async function newSessionId(env: Bindings): Promise<SessionId> {
+  const id = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+  return { id, idHash: await hashSecret(env.DATA_PROTECTION_KEY, id) };
+}
+
+/**
+ * Starts the session `id` and sets its cookie, unless the session was revoked while it was being
+ * started (a replay of what started it: revokeStartingSession lists it in the client's
+ * RateLimiter before D1, and the check here follows the insert); then it answers false and the
+ * session stays revoked. The browser's previous session, if any, ends.
+ */
+export async function startSession(
+  c: Context<AppEnv>,
+  { id, idHash }: SessionId,
+  session: NewSession,
+  now: number,
+): Promise<boolean> {
+  const db = c.get("db");
+  const previous = await presentedSessionHash(c);
+  await db.batch([
+    insertSession(db, {
+      idHash,
+      userId: session.userId,
+      clientId: session.clientId,
+      created: now,
+      expires: now + session.lifetime,
+    }),
+    ...(previous === null ? [] : [revokeSession(db, previous, now)]),
+  ]);
+  if (await rateLimiterFor(c.env, session.clientId).grantRevoked(idHash)) {
+    await revokeSession(db, idHash, now);
+    return false;
+  }
+  const key = c.env.DATA_PROTECTION_KEY;
+  setCookie(c, SESSION_COOKIE, `${id}.${await hashSecret(key, `session-cookie:${id}`)}`, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "Lax",
+    ...cookieSecurity(c),
+    ...(session.persistent && { maxAge: session.lifetime }),
+  });
+  return true;
+}
+
+/** Ends a session that a replay found started (or about to be), wherever it is in starting. */
+export async function revokeStartingSession(c: Context<AppEnv>, clientId: string, idHash: string, now: number) {
+  const expiresAt = (now + STARTING_SESSION_REVOCATION_SECONDS) * 1000;
+  await rateLimiterFor(c.env, clientId).revoke([{ grant: idHash, expiresAt }]);
+  await revokeSession(c.get("db"), idHash, now);
+}
+
+/** The keyed hash of the session id the browser presents, when its cookie's signature holds. */
+async function presentedSessionHash(c: Context<AppEnv>): Promise<string | null> {
+  const { prefix } = cookieSecurity(c);
+  const value = getCookie(c, SESSION_COOKIE, prefix);
+  const [id, signature, ...rest] = value?.split(".") ?? [];
+  if (!id || !signature || rest.length > 0) return null;
+  const key = c.env.DATA_PROTECTION_KEY;
+  if (!timingSafeEqual(await hashSecret(key, `session-cookie:${id}`), signature)) return null;
+  return hashSecret(key, id);
+}
+
+function cookieSecurity(c: Context<AppEnv>): { secure: boolean; prefix?: "host" } {
+  return new URL(c.env.BASE_URL).protocol === "https:" ? { secure: true, prefix: "host" } : { secure: false };
+}

@@ -1,0 +1,39 @@
+/**
+ * The language of the browser pages: the `locale` parameter when it names one of ours, then the
+ * browser's Accept-Language, then en_US.
+ */
+export const LOCALES = ["en_US", "nb_NO", "sv_SE"] as const;
+export type Locale = (typeof LOCALES)[number];
+
+/** Language tags (lower case, primary subtag) and the locale each means here. */
+const LANGUAGES: Record<string, Locale> = { en: "en_US", nb: "nb_NO", no: "nb_NO", nn: "nb_NO", sv: "sv_SE" };
+
+export function pageLocale(requested: string | undefined, acceptLanguage: string | undefined): Locale {
+  const named = LOCALES.find((locale) => locale.toLowerCase() === requested?.replace("-", "_").toLowerCase());
+  if (named) return named;
+  const ranked = (acceptLanguage ?? "")
+    .split(",")
+    .slice(0, 20)
+    .map((part) => {
+      const [tag = "", ...params] = part.trim().split(";");
+      const q = Number(
+        params
+          .find((p) => p.trim().startsWith("q="))
+          ?.trim()
+          .slice(2) ?? 1,
+      );
+      return { language: tag.split("-")[0]!.toLowerCase(), q: Number.isFinite(q) ? q : 0 };
+    })
+    .filter(({ q }) => q > 0)
+    .sort((a, b) => b.q - a.q);
+  for (const { language } of ranked) {
+    const locale = LANGUAGES[language];
+    if (locale) return locale;
+  }
+  return "en_US";
+}
+
+/** The `lang` attribute of a page in `locale`. */
+export function htmlLang(locale: Locale): string {
+  return locale.replace("_", "-");
+}
