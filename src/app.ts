@@ -25,6 +25,7 @@ import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
 import { signedResponses } from "./middleware/signing";
 import { exchangeRoutes } from "./oauth/exchange";
+import { logoutRoutes } from "./oauth/logout";
 import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
 import { webviewRoutes } from "./oauth/webview";
 import { publicKeySet } from "./oauth/tokens";
@@ -40,6 +41,7 @@ app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(
 app.route("/oauth", oauthRoutes);
 app.route("/oauth", exchangeRoutes);
 app.route("/oauth", webviewRoutes);
+app.route("/oauth", logoutRoutes);
 app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>
   c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }),

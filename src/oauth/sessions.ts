@@ -6,7 +6,7 @@
  * http cannot carry Secure cookies).
  */
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url } from "jose";
 import { insertSession, revokeSession } from "../db/queries/sessions";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
@@ -84,6 +84,13 @@ export async function revokeStartingSession(c: Context<AppEnv>, clientId: string
   const expiresAt = (now + STARTING_SESSION_REVOCATION_SECONDS) * 1000;
   await rateLimiterFor(c.env, clientId).revoke([{ grant: idHash, expiresAt }]);
   await revokeSession(c.get("db"), idHash, now);
+}
+
+/** Ends the browser's session, if it presents one, and removes its cookie. */
+export async function endPresentedSession(c: Context<AppEnv>, now: number): Promise<void> {
+  const presented = await presentedSessionHash(c);
+  if (presented !== null) await revokeSession(c.get("db"), presented, now);
+  deleteCookie(c, SESSION_COOKIE, { path: "/", ...cookieSecurity(c) });
 }
 
 /** The keyed hash of the session id the browser presents, when its cookie's signature holds. */

@@ -199,3 +199,59 @@ describe("GET /oauth/webview: the webview entry", () => {
     await expectPage(await open(code, { "Accept-Language": "nb" }), 410, "Denne lenken er allerede brukt");
   });
 });
+
+describe("GET /oauth/logout", () => {
+  async function signedIn() {
+    const { code, web, userId } = await sessionCode();
+    const cookie = (await open(code)).headers.get("Set-Cookie")!.split(";")[0]!;
+    return { cookie, web, userId };
+  }
+
+  function logout(cookie: string | null, query = "", headers: Record<string, string> = {}) {
+    return call(`/oauth/logout${query}`, {
+      headers: { ...(cookie && { Cookie: cookie }), ...headers },
+      redirect: "manual",
+    });
+  }
+
+  it("ends the session server-side, removes the cookie, and redirects to a registered URI", async () => {
+    const { cookie, web, userId } = await signedIn();
+    const query = `?client_id=${web.id}&redirect_uri=${encodeURIComponent(CALLBACK)}`;
+    const res = await logout(cookie, query);
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe(CALLBACK);
+    expect(res.headers.get("Set-Cookie")).toMatch(/^__Host-session=;.*Max-Age=0/);
+    expect((await sessionsOf(userId))[0]!.revoked).not.toBeNull();
+  });
+
+  it.each([
+    ["an unregistered redirect URI", (id: string) => `?client_id=${id}&redirect_uri=https%3A%2F%2Fevil.example%2F`],
+    ["a redirect URI without its client", () => `?redirect_uri=${encodeURIComponent(CALLBACK)}`],
+    ["a client that does not exist", () => `?client_id=nobody-at-all&redirect_uri=${encodeURIComponent(CALLBACK)}`],
+    ["nothing", () => ""],
+  ])("signs out and shows a page, going nowhere, for %s", async (_, query) => {
+    const { cookie, web, userId } = await signedIn();
+    const res = await logout(cookie, query(web.id));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Location")).toBeNull();
+    expect(await res.text()).toContain("<h1>You are signed out</h1>");
+    expect((await sessionsOf(userId))[0]!.revoked).not.toBeNull();
+  });
+
+  it("leaves sessions alone for a forged cookie, and answers without one", async () => {
+    const { cookie, userId } = await signedIn();
+    const [name, value] = cookie.split("=") as [string, string];
+    const [id] = value.split(".");
+    expect((await logout(`${name}=${id}.${"A".repeat(43)}`)).status).toBe(200);
+    expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
+    expect((await logout(null)).status).toBe(200);
+  });
+
+  it("speaks the browser's language, and refuses HEAD without signing out", async () => {
+    const { cookie, userId } = await signedIn();
+    expect((await call("/oauth/logout", { method: "HEAD", headers: { Cookie: cookie } })).status).toBe(405);
+    expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
+    const res = await logout(cookie, "", { "Accept-Language": "sv" });
+    expect(await res.text()).toContain("<h1>Du är utloggad</h1>");
+  });
+});
