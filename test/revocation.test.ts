@@ -229,8 +229,12 @@ describe("POST /oauth/introspect (RFC 7662)", () => {
     expect(await introspect(client, tokens.refresh_token)).toEqual({ active: false });
   });
 
-  it("requires client authentication", async () => {
+  it("requires client authentication and a token", async () => {
     const res = await postForm("/oauth/introspect", { token: "anything" });
     expect(res.status).toBe(401);
+    const client = await newClient();
+    const noToken = await postForm("/oauth/introspect", {}, basicAuth(client.id, client.secret));
+    expect(noToken.status).toBe(400);
+    expect(await noToken.json()).toMatchObject({ error: "invalid_request" });
   });
 });

@@ -55,8 +55,11 @@ export type Admission =
 
 export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
 
-/** What identifies an access token for revocation: its `jti`, and the grant it came from, if any. */
-export type TokenIdentity = { jti: string; grant: string | null };
+/**
+ * What a revocation may name: an access token (`jti`), the grant it came from, or both; a grant
+ * alone is a grant being started (a redemption's refresh-token family, a webview's session).
+ */
+export type TokenIdentity = { jti: string | null; grant: string | null };
 
 /** A revocation: of one access token (`jti`) or of every access token of a grant, kept until `expiresAt` (ms). */
 export type Revocation = { jti: string; expiresAt: number } | { grant: string; expiresAt: number };
@@ -105,7 +108,7 @@ export class RateLimiter extends DurableObject<Bindings> {
   async admit(clientId: string, ip: string | null, endpoint: ApiEndpoint, token: TokenIdentity): Promise<Admission> {
     const policy = await this.currentPolicy(clientId);
     if (!policy) return { outcome: "unknown_client" };
-    if (this.isRevoked(token)) return { outcome: "revoked" };
+    if (this.revokedNow(token)) return { outcome: "revoked" };
     if (!ipAllowed(policy.ipAllowList, ip)) {
       return { outcome: "ip_not_allowed" };
     }
@@ -197,16 +200,11 @@ export class RateLimiter extends DurableObject<Bindings> {
   }
 
   /** Whether the token, or the grant it came from, has been revoked. */
-  async tokenRevoked(token: TokenIdentity): Promise<boolean> {
-    return this.isRevoked(token);
+  async revoked(token: TokenIdentity): Promise<boolean> {
+    return this.revokedNow(token);
   }
 
-  /** Whether the grant has been revoked (a replay may revoke it while its first redemption runs). */
-  async grantRevoked(grant: string): Promise<boolean> {
-    return this.isRevoked({ jti: null, grant });
-  }
-
-  private isRevoked({ jti, grant }: { jti: string | null; grant: string | null }): boolean {
+  private revokedNow({ jti, grant }: TokenIdentity): boolean {
     const ids = [...(jti === null ? [] : [`jti:${jti}`]), ...(grant === null ? [] : [`grant:${grant}`])];
     const placeholders = ids.map(() => "?").join(", ");
     return (

@@ -56,7 +56,7 @@ export async function introspectToken(
     const claims = await ownAccessToken(c, clientId, token);
     if (!claims) return inactive;
     const { jti, grant } = claims;
-    if (await rateLimiterFor(c.env, clientId).tokenRevoked({ jti, grant })) return inactive;
+    if (await rateLimiterFor(c.env, clientId).revoked({ jti, grant })) return inactive;
     if (claims.userId !== null && !(await userMaySignIn(c, claims.userId))) return inactive;
     return {
       active: true,

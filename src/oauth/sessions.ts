@@ -64,7 +64,7 @@ export async function startSession(
     }),
     ...(previous === null ? [] : [revokeSession(db, previous, now)]),
   ]);
-  if (await rateLimiterFor(c.env, session.clientId).grantRevoked(idHash)) {
+  if (await rateLimiterFor(c.env, session.clientId).revoked({ jti: null, grant: idHash })) {
     await revokeSession(db, idHash, now);
     return false;
   }

@@ -43,7 +43,7 @@ export const authorizationCodeGrant: Grant = async (request) => {
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
   const tokens = await userTokensWithNewGrant(request, record.userId, { grant });
   // A replay racing this redemption may have revoked the grant before its refresh token existed.
-  if (await rateLimiterFor(c.env, client.id).grantRevoked(grant)) {
+  if (await rateLimiterFor(c.env, client.id).revoked({ jti: null, grant })) {
     await revokeRefreshTokenFamily(c.get("db"), grant, now);
     throw invalidGrant("The code has already been used");
   }
