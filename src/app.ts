@@ -12,6 +12,7 @@ import { deviceRoutes } from "./api/devices";
 import { digitalContentRoutes } from "./api/digital-contents";
 import { documentationRoutes } from "./api/docs";
 import { mailRoutes } from "./api/mail";
+import { signinRoutes } from "./api/signin";
 import { meRoutes } from "./api/me";
 import { productRoutes } from "./api/products";
 import { statusRoutes } from "./api/status";
@@ -25,8 +26,10 @@ import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
 import { signedResponses } from "./middleware/signing";
 import { exchangeRoutes } from "./oauth/exchange";
+import { authorizeRoutes } from "./oauth/authorize";
 import { logoutRoutes } from "./oauth/logout";
 import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
+import { signinConfirmationRoutes } from "./oauth/signin-confirmation";
 import { webviewRoutes } from "./oauth/webview";
 import { publicKeySet } from "./oauth/tokens";
 
@@ -42,6 +45,8 @@ app.route("/oauth", oauthRoutes);
 app.route("/oauth", exchangeRoutes);
 app.route("/oauth", webviewRoutes);
 app.route("/oauth", logoutRoutes);
+app.route("/oauth", authorizeRoutes);
+app.route("/oauth", signinConfirmationRoutes);
 app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>
   c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }),
@@ -54,6 +59,7 @@ app.route(API_BASE, productRoutes);
 app.route(API_BASE, digitalContentRoutes);
 app.route(API_BASE, deviceRoutes);
 app.route(API_BASE, mailRoutes);
+app.route(API_BASE, signinRoutes);
 app.route(API_BASE, userListRoutes);
 app.route(API_BASE, userRoutes);
 app.route(`${API_BASE}/oauth`, exchangeRoutes);

@@ -14,6 +14,11 @@ export type Bindings = {
   BASE_URL: string;
   TOKEN_SIGNING_KEYS: string;
   DATA_PROTECTION_KEY: string;
+  /** The HTTP e-mail API (mail/mailer.ts); secrets, unset locally. */
+  MAIL_API_URL?: string;
+  MAIL_API_KEY?: string;
+  /** The sender address of the service's mail. */
+  MAIL_FROM?: string;
 };
 
 /** Per-request values set by middleware; handlers read them, never rebuild them. */

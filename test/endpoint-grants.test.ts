@@ -33,6 +33,15 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
       body: `clientId=${webClient.id}&type=code`,
     },
   },
+  signin: {
+    path: "/api/2/signin",
+    token: "server",
+    init: {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: `identifier=grant-${crypto.randomUUID()}%40example.org&redirectUri=${encodeURIComponent("https://test.example/callback")}`,
+    },
+  },
 };
 
 async function clientWith(apiEndpoints: string[] | null) {

@@ -13,10 +13,14 @@ describe("GET /.well-known/oauth-authorization-server (RFC 8414)", () => {
     expect(res.headers.get("Cache-Control")).toBe("public, max-age=300");
     expect(body).toMatchObject({
       issuer: BASE,
+      authorization_endpoint: `${BASE}/oauth/authorize`,
       token_endpoint: `${BASE}/oauth/token`,
       jwks_uri: `${BASE}/.well-known/jwks.json`,
-      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
-      response_types_supported: [],
+      // `none`: public clients, by client_id alone, for the code and refresh grants.
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+      response_types_supported: ["code"],
+      code_challenge_methods_supported: ["S256"],
+      authorization_response_iss_parameter_supported: true,
       revocation_endpoint: `${BASE}/oauth/revoke`,
       revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
       introspection_endpoint: `${BASE}/oauth/introspect`,

@@ -60,6 +60,8 @@ describe("GET /api/2/status", () => {
     });
     expect(body.data.currentTime).toMatch(DATETIME);
     expect(body.data.oauth.grantTypes.split("|")).toEqual(expect.arrayContaining(["client_credentials", "password"]));
+    // The spec's samples' three browser flows, each tested in test/authorize.test.ts and test/e2e.
+    expect(body.data.oauth.flows).toBe("redirect|native|webview");
   });
 
   it("is not counted against any rate limit", async () => {

@@ -6,8 +6,12 @@ import { SUPPORTED_GRANT_TYPES } from "../oauth/routes";
 import { statusSchema } from "../schemas/responses/service";
 import { versionObject } from "./version";
 
-/** Browser flows come with the authorization endpoint; until then none is offered. */
-const SUPPORTED_FLOWS: string[] = [];
+/**
+ * The browser flows (README "Browser flows"): `redirect` (a web site at /oauth/authorize),
+ * `native` (an app at /oauth/authorize with PKCE, no secret), `webview` (a session code opened at
+ * /oauth/webview).
+ */
+const SUPPORTED_FLOWS = ["redirect", "native", "webview"];
 
 export const statusRoutes = new Hono<AppEnv>().get(
   "/status",

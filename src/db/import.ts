@@ -74,6 +74,7 @@ export async function buildImportStatements(
         accessTokenLifetime: c.accessTokenLifetime,
         autoApprove: c.autoApprove,
         enableSso: c.enableSso,
+        publicClient: c.public,
         unregisteredPayments: c.unregisteredPayments,
         universalDataAccess: c.universalDataAccess,
         admin: c.admin,

@@ -57,6 +57,11 @@ export const clients = sqliteTable(
     accessTokenLifetime: integer("access_token_lifetime").notNull().default(604800),
     autoApprove: integer("auto_approve", { mode: "boolean" }).notNull().default(false),
     enableSso: integer("enable_sso", { mode: "boolean" }).notNull().default(false),
+    /**
+     * A client that cannot keep a secret (a native app): PKCE at /oauth/authorize, and only
+     * authorization_code and refresh_token at /oauth/token, with client_id alone.
+     */
+    publicClient: integer("public_client", { mode: "boolean" }).notNull().default(false),
     unregisteredPayments: integer("unregistered_payments", { mode: "boolean" }).notNull().default(false),
     universalDataAccess: integer("universal_data_access", { mode: "boolean" }).notNull().default(false),
     admin: integer("admin", { mode: "boolean" }).notNull().default(false),
@@ -342,9 +347,8 @@ export const mails = sqliteTable(
   "mails",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    userId: integer("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    /** Null for a mail to an address no user has yet (a sign-in link); set when one signs in with it. */
+    userId: integer("user_id").references(() => users.id, { onDelete: "cascade" }),
     template: text("template").notNull(),
     senderName: text("sender_name"),
     senderEmail: text("sender_email").notNull(),
@@ -354,8 +358,28 @@ export const mails = sqliteTable(
     /** The e-mail token; unique, so re-importing a mail updates it. */
     token: text("token").notNull(),
   },
-  (t) => [uniqueIndex("mails_token_idx").on(t.token), index("mails_user_created_idx").on(t.userId, t.created)],
+  (t) => [
+    uniqueIndex("mails_token_idx").on(t.token),
+    index("mails_user_created_idx").on(t.userId, t.created),
+    index("mails_unowned_email_idx")
+      .on(t.userEmail)
+      .where(sql`${t.userId} IS NULL`),
+  ],
 );
+
+/**
+ * The one live sign-in link per address (POST /api/2/signin, the login page's "e-mail me a link"):
+ * its token's keyed hash. A new link replaces the row; using a link deletes it, in one statement,
+ * so a link works once and a replaced one never, whatever KV (which holds the link's details)
+ * still shows.
+ */
+export const signinRequests = sqliteTable("signin_requests", {
+  /** The address as looked up (schemas/email-address.ts emailLookupKey). */
+  emailKey: text("email_key").primaryKey(),
+  tokenHash: text("token_hash").notNull(),
+  created: integer("created").notNull(),
+  expires: integer("expires").notNull(),
+});
 
 export const mailEvents = sqliteTable(
   "mail_events",

@@ -11,6 +11,7 @@ import { base64url } from "jose";
 import * as z from "zod/mini";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { Bindings } from "../env";
+import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
 
 /** Spec "Limits": an exchange code expires 30 seconds after creation. */
@@ -26,6 +27,8 @@ const exchangeCodeRecordSchema = z.object({
   issuingClientId: z.string(),
   clientId: z.string(),
   redirectUri: z.string(),
+  /** PKCE (RFC 7636): the S256 challenge of an authorization request, for its code. */
+  codeChallenge: z.optional(z.string()),
   /** Unix milliseconds. */
   expiresAt: z.number(),
 });
@@ -67,20 +70,21 @@ async function findExchangeCode(
 /** What spending a code came to. `replayed` carries the grant its first redemption started, and whose. */
 export type SpentCode =
   | { outcome: "spent"; record: ExchangeCodeRecord }
-  | { outcome: "invalid" | "expired" | "redirect_mismatch" }
+  | { outcome: "invalid" | "expired" | "redirect_mismatch" | "verifier_mismatch" }
   | { outcome: "replayed"; grant: string | null; clientId: string };
 
 /**
  * Spends a code of `want.type` (for `want.clientId` and `want.redirectUri` when given), starting
  * `grant`: checks made here first, then the single redemption in the target client's RateLimiter.
  * Another client's code, a webview code at the token endpoint or the reverse are `invalid` and are
- * not spent. A spent code stays in KV until its TTL: its redemption record refuses it, and finding
+ * not spent; nor is a code whose PKCE challenge `want.codeVerifier` does not meet, or one without
+ * a challenge presented with a verifier (RFC 9700 §2.1.1: no downgrade). A spent code stays in KV until its TTL: its redemption record refuses it, and finding
  * it lets a replay be told from an unknown code, so that what the first redemption got is revoked.
  */
 export async function spendExchangeCode(
   env: Bindings,
   code: string,
-  want: { type: ExchangeType; clientId?: string; redirectUri?: string },
+  want: { type: ExchangeType; clientId?: string; redirectUri?: string; codeVerifier?: string | undefined },
   grant: string,
 ): Promise<SpentCode> {
   const { key, record } = await findExchangeCode(env, code);
@@ -90,6 +94,7 @@ export async function spendExchangeCode(
   if (want.redirectUri !== undefined && want.redirectUri !== record.redirectUri) {
     return { outcome: "redirect_mismatch" };
   }
+  if (!(await meetsChallenge(record.codeChallenge, want.codeVerifier))) return { outcome: "verifier_mismatch" };
   // The RateLimiter judges expiry after replay, so a replayed code is told as such, not as expired.
   const redemption = await rateLimiterFor(env, record.clientId).redeemOnce(key, record.expiresAt, grant);
   switch (redemption.outcome) {
@@ -100,6 +105,20 @@ export async function spendExchangeCode(
     case "expired":
       return redemption;
   }
+}
+
+/** PKCE S256 (RFC 7636 §4.6): base64url(SHA-256(verifier)) is the challenge. */
+export async function s256Challenge(verifier: string): Promise<string> {
+  return base64url.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+}
+
+/** RFC 7636 §4.1: 43 to 128 unreserved characters. */
+const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+async function meetsChallenge(challenge: string | undefined, verifier: string | undefined): Promise<boolean> {
+  if (challenge === undefined) return verifier === undefined;
+  if (verifier === undefined || !CODE_VERIFIER.test(verifier)) return false;
+  return timingSafeEqual(await s256Challenge(verifier), challenge);
 }
 
 async function exchangeKey(env: Bindings, code: string): Promise<string> {

@@ -27,8 +27,24 @@ const clientCache = new Map<string, { client: ClientRecord; loadedAt: number }>(
 type BodyCredentials = { client_id?: string | undefined; client_secret?: string | undefined };
 type Credentials = { id: string; secret: string; method: "basic" | "body" };
 
-export async function authenticateClient(c: Context<AppEnv>, body: BodyCredentials): Promise<ClientRecord> {
-  const credentials = presentedCredentials(c.req.header("Authorization"), body);
+/**
+ * The authenticated client. With `publicAllowed`, a public client (a native app, which cannot
+ * keep a secret) may name itself by `client_id` alone: PKCE binds its codes instead.
+ */
+export async function authenticateClient(
+  c: Context<AppEnv>,
+  body: BodyCredentials,
+  publicAllowed = false,
+): Promise<ClientRecord> {
+  const authorization = c.req.header("Authorization");
+  if (publicAllowed && body.client_id && body.client_secret === undefined && authorization === undefined) {
+    const client = cachedClient(body.client_id) ?? (await loadClient(c.get("db"), body.client_id));
+    if (!client?.publicClient) {
+      throw clientAuthFailed("body", "Client authentication is required: HTTP Basic or client_id and client_secret");
+    }
+    return allowedFrom(c, client);
+  }
+  const credentials = presentedCredentials(authorization, body);
   const cached = cachedClient(credentials.id);
   let client = cached ?? (await loadClient(c.get("db"), credentials.id));
   let valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
@@ -37,6 +53,10 @@ export async function authenticateClient(c: Context<AppEnv>, body: BodyCredentia
     valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
   }
   if (!client || !valid) throw clientAuthFailed(credentials.method, "Client authentication failed");
+  return allowedFrom(c, client);
+}
+
+function allowedFrom(c: Context<AppEnv>, client: ClientRecord): ClientRecord {
   if (!ipAllowed(client.ipAllowList, clientIp(c.req.raw))) {
     throw new OAuthError(403, "access_denied", "Requesting IP is not whitelisted");
   }

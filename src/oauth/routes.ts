@@ -37,6 +37,8 @@ const GRANTS = new Map<string, Grant>([
 ]);
 
 const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"];
+/** What a public client (client_id, no secret) may ask for: a code with PKCE, and its refresh. */
+const PUBLIC_CLIENT_GRANTS = new Set(["authorization_code", "refresh_token"]);
 /** What the OAuth endpoints answer: never cached (RFC 6749 §5.1, RFC 7662 §2.2). */
 const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
 
@@ -46,8 +48,8 @@ export const SUPPORTED_GRANT_TYPES = [...GRANTS.keys()];
 /**
  * GET /.well-known/oauth-authorization-server (RFC 8414), for discovery by standard clients.
  * `issuer` is exactly the base URL, as the tokens' `iss`; the grants are those `/oauth/token`
- * accepts, as the status endpoint lists them. No authorization endpoint yet, so no response types
- * (authorization_code redeems exchange codes).
+ * accepts, as the status endpoint lists them. Public clients authenticate with client_id alone
+ * (`none`), for the authorization_code and refresh_token grants only.
  */
 export const metadataRoutes = new Hono<AppEnv>().get(
   "/oauth-authorization-server",
@@ -60,11 +62,14 @@ export const metadataRoutes = new Hono<AppEnv>().get(
     const base = c.env.BASE_URL;
     const metadata: z.infer<typeof serverMetadataSchema> = {
       issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
       token_endpoint: `${base}/oauth/token`,
       jwks_uri: `${base}/.well-known/jwks.json`,
       grant_types_supported: SUPPORTED_GRANT_TYPES,
-      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-      response_types_supported: [],
+      token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, "none"],
+      response_types_supported: ["code"],
+      code_challenge_methods_supported: ["S256"],
+      authorization_response_iss_parameter_supported: true,
       revocation_endpoint: `${base}/oauth/revoke`,
       revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       introspection_endpoint: `${base}/oauth/introspect`,
@@ -99,7 +104,7 @@ export const oauthRoutes = new Hono<AppEnv>()
     validate("form", tokenRequestSchema, "oauth"),
     async (c) => {
       const params = c.req.valid("form");
-      const client = await authenticateClient(c, params);
+      const client = await authenticateClient(c, params, PUBLIC_CLIENT_GRANTS.has(params.grant_type));
       const grant = GRANTS.get(params.grant_type);
       if (!grant) throw new OAuthError(400, "unsupported_grant_type", "The grant type is not supported");
       if (!client.grantTypes.includes(params.grant_type)) {

@@ -5,18 +5,24 @@
  * SameSite=Lax, and Secure with the `__Host-` prefix wherever the service runs on https (local
  * http cannot carry Secure cookies).
  */
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url } from "jose";
-import { insertSession, revokeSession } from "../db/queries/sessions";
+import { findLiveSessionUser, insertSession, revokeSession } from "../db/queries/sessions";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv, Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
 
 const SESSION_COOKIE = "session";
-/** A webview's session lives as long as a remembered one: apps keep their webview's cookies. */
-export const WEBVIEW_SESSION_LIFETIME = 30 * 24 * 3600;
+/**
+ * A remembered session (the login page's "keep me signed in", a sign-in link with `remember=1`)
+ * and a webview's (apps keep their webview's cookies) live 30 days, with a cookie that outlives
+ * the browser; any other ends with the browser, and after 12 hours on the server.
+ */
+export const REMEMBERED_SESSION_LIFETIME = 30 * 24 * 3600;
+export const BROWSER_SESSION_LIFETIME = 12 * 3600;
 /** How long a session revoked while it is being started stays listed as such (see startSession). */
 const STARTING_SESSION_REVOCATION_SECONDS = 300;
 
@@ -29,6 +35,8 @@ export type NewSession = {
   lifetime: number;
   /** Kept across browser restarts (a Max-Age); otherwise the cookie ends with the browser. */
   persistent: boolean;
+  /** What else the sign-in writes (its record on the user), in the session's batch. */
+  writes?: BatchItem<"sqlite">[];
 };
 
 /**
@@ -63,6 +71,7 @@ export async function startSession(
       expires: now + session.lifetime,
     }),
     ...(previous === null ? [] : [revokeSession(db, previous, now)]),
+    ...(session.writes ?? []),
   ]);
   if (await rateLimiterFor(c.env, session.clientId).revoked({ jti: null, grant: idHash })) {
     await revokeSession(db, idHash, now);
@@ -86,6 +95,12 @@ export async function revokeStartingSession(c: Context<AppEnv>, clientId: string
   await revokeSession(c.get("db"), idHash, now);
 }
 
+/** The user of the browser's session, when it presents one that is live and the user may sign in. */
+export async function presentedSessionUser(c: Context<AppEnv>, now: number): Promise<number | undefined> {
+  const presented = await presentedSessionHash(c);
+  return presented === null ? undefined : findLiveSessionUser(c.get("db"), presented, now);
+}
+
 /** Ends the browser's session, if it presents one, and removes its cookie. */
 export async function endPresentedSession(c: Context<AppEnv>, now: number): Promise<void> {
   const presented = await presentedSessionHash(c);
@@ -104,6 +119,6 @@ async function presentedSessionHash(c: Context<AppEnv>): Promise<string | null> 
   return hashSecret(key, id);
 }
 
-function cookieSecurity(c: Context<AppEnv>): { secure: boolean; prefix?: "host" } {
+export function cookieSecurity(c: Context<AppEnv>): { secure: boolean; prefix?: "host" } {
   return new URL(c.env.BASE_URL).protocol === "https:" ? { secure: true, prefix: "host" } : { secure: false };
 }

@@ -19,7 +19,7 @@ import { pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
 import { isRegisteredRedirectUri } from "./redirect-uri";
-import { newSessionId, revokeStartingSession, startSession, WEBVIEW_SESSION_LIFETIME } from "./sessions";
+import { newSessionId, revokeStartingSession, startSession, REMEMBERED_SESSION_LIFETIME } from "./sessions";
 
 const MAX_CODE_LENGTH = 256;
 
@@ -53,6 +53,7 @@ export const webviewRoutes = new Hono<AppEnv>().get(
     switch (spent.outcome) {
       case "invalid":
       case "redirect_mismatch":
+      case "verifier_mismatch":
         return page(400, text.linkInvalid);
       case "expired":
         return page(410, text.linkExpired);
@@ -70,7 +71,7 @@ export const webviewRoutes = new Hono<AppEnv>().get(
     const started = await startSession(
       c,
       session,
-      { userId: record.userId, clientId: target.id, lifetime: WEBVIEW_SESSION_LIFETIME, persistent: true },
+      { userId: record.userId, clientId: target.id, lifetime: REMEMBERED_SESSION_LIFETIME, persistent: true },
       now,
     );
     if (!started) return page(410, text.linkUsed);

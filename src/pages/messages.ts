@@ -1,11 +1,43 @@
 /** The browser pages' texts, per locale. */
+import type { ClientField } from "../schemas/client-fields";
 import type { Locale } from "./locale";
 
+type Text = { title: string; text: string };
+
 type Messages = {
-  linkInvalid: { title: string; text: string };
-  linkExpired: { title: string; text: string };
-  linkUsed: { title: string; text: string };
-  signedOut: { title: string; text: string };
+  linkInvalid: Text;
+  linkExpired: Text;
+  linkUsed: Text;
+  signedOut: Text;
+  /** The authorization request cannot go back to the client: no registered URI to send it to. */
+  requestInvalid: Text;
+  signIn: {
+    title: string;
+    intro: (client: string) => string;
+    email: string;
+    password: string;
+    remember: string;
+    submit: string;
+    sendLink: string;
+    wrong: string;
+    throttled: string;
+    refused: string;
+    formExpired: string;
+    emailMissing: string;
+  };
+  consent: {
+    title: string;
+    intro: (client: string) => string;
+    nothing: string;
+    approve: string;
+    deny: string;
+    fields: Record<ClientField, string>;
+  };
+  linkSent: Text;
+  /** A sign-in link used already, or replaced by a newer one. */
+  signInLinkSpent: Text;
+  signInLinkExpired: Text;
+  confirmSignIn: { title: string; intro: string; context: string; confirm: string };
 };
 
 export const MESSAGES: Record<Locale, Messages> = {
@@ -17,6 +49,57 @@ export const MESSAGES: Record<Locale, Messages> = {
       text: "A link signs in once. Go back to the app and open the page again.",
     },
     signedOut: { title: "You are signed out", text: "You can close this page." },
+    requestInvalid: {
+      title: "Sign-in cannot start",
+      text: "The site that sent you here made a request we cannot accept. Go back and try again, or contact the site.",
+    },
+    signIn: {
+      title: "Sign in",
+      intro: (client) => `Sign in to continue to ${client}.`,
+      email: "E-mail address",
+      password: "Password",
+      remember: "Keep me signed in on this device",
+      submit: "Sign in",
+      sendLink: "E-mail me a sign-in link",
+      wrong: "The e-mail address or the password is wrong.",
+      throttled: "Too many attempts. Wait a few minutes and try again.",
+      refused: "This account cannot sign in.",
+      formExpired: "The page had expired. Please try again.",
+      emailMissing: "Enter your e-mail address.",
+    },
+    consent: {
+      title: "Allow access",
+      intro: (client) => `${client} asks for access to your account.`,
+      nothing: "It asks for no details beyond who you are.",
+      approve: "Allow",
+      deny: "Deny",
+      fields: {
+        names: "Your name",
+        displayName: "Your display name",
+        email: "Your e-mail address",
+        phoneNumber: "Your phone number",
+        birthday: "Your birthday",
+        gender: "Your gender",
+        homeAddress: "Your home address",
+        deliveryAddress: "Your delivery address",
+        invoiceAddress: "Your invoice address",
+      },
+    },
+    linkSent: {
+      title: "Check your e-mail",
+      text: "If the address can sign in, a link is on its way. It works once, for 5 minutes.",
+    },
+    signInLinkSpent: {
+      title: "This link no longer works",
+      text: "It has been used, or a newer link has been sent. Ask for a new link to sign in.",
+    },
+    signInLinkExpired: { title: "This link has expired", text: "A link works for 5 minutes. Ask for a new one." },
+    confirmSignIn: {
+      title: "Confirm sign-in",
+      intro: "Sign in with this link?",
+      context: "Requested for:",
+      confirm: "Sign in",
+    },
   },
   nb_NO: {
     linkInvalid: { title: "Denne lenken virker ikke", text: "Gå tilbake til appen og åpne siden på nytt." },
@@ -26,6 +109,57 @@ export const MESSAGES: Record<Locale, Messages> = {
       text: "En lenke logger inn én gang. Gå tilbake til appen og åpne siden på nytt.",
     },
     signedOut: { title: "Du er logget ut", text: "Du kan lukke denne siden." },
+    requestInvalid: {
+      title: "Innloggingen kan ikke starte",
+      text: "Nettstedet som sendte deg hit, sendte en forespørsel vi ikke kan godta. Gå tilbake og prøv igjen, eller kontakt nettstedet.",
+    },
+    signIn: {
+      title: "Logg inn",
+      intro: (client) => `Logg inn for å fortsette til ${client}.`,
+      email: "E-postadresse",
+      password: "Passord",
+      remember: "Hold meg innlogget på denne enheten",
+      submit: "Logg inn",
+      sendLink: "Send meg en innloggingslenke på e-post",
+      wrong: "E-postadressen eller passordet er feil.",
+      throttled: "For mange forsøk. Vent noen minutter og prøv igjen.",
+      refused: "Denne kontoen kan ikke logge inn.",
+      formExpired: "Siden var utløpt. Prøv igjen.",
+      emailMissing: "Skriv inn e-postadressen din.",
+    },
+    consent: {
+      title: "Gi tilgang",
+      intro: (client) => `${client} ber om tilgang til kontoen din.`,
+      nothing: "Den ber ikke om flere opplysninger enn hvem du er.",
+      approve: "Tillat",
+      deny: "Avslå",
+      fields: {
+        names: "Navnet ditt",
+        displayName: "Visningsnavnet ditt",
+        email: "E-postadressen din",
+        phoneNumber: "Telefonnummeret ditt",
+        birthday: "Fødselsdagen din",
+        gender: "Kjønnet ditt",
+        homeAddress: "Hjemmeadressen din",
+        deliveryAddress: "Leveringsadressen din",
+        invoiceAddress: "Fakturaadressen din",
+      },
+    },
+    linkSent: {
+      title: "Sjekk e-posten din",
+      text: "Hvis adressen kan logge inn, er en lenke på vei. Den virker én gang, i 5 minutter.",
+    },
+    signInLinkSpent: {
+      title: "Denne lenken virker ikke lenger",
+      text: "Den er brukt, eller en nyere lenke er sendt. Be om en ny lenke for å logge inn.",
+    },
+    signInLinkExpired: { title: "Denne lenken er utløpt", text: "En lenke virker i 5 minutter. Be om en ny." },
+    confirmSignIn: {
+      title: "Bekreft innlogging",
+      intro: "Logge inn med denne lenken?",
+      context: "Bedt om for:",
+      confirm: "Logg inn",
+    },
   },
   sv_SE: {
     linkInvalid: { title: "Den här länken fungerar inte", text: "Gå tillbaka till appen och öppna sidan igen." },
@@ -35,5 +169,83 @@ export const MESSAGES: Record<Locale, Messages> = {
       text: "En länk loggar in en gång. Gå tillbaka till appen och öppna sidan igen.",
     },
     signedOut: { title: "Du är utloggad", text: "Du kan stänga den här sidan." },
+    requestInvalid: {
+      title: "Inloggningen kan inte starta",
+      text: "Webbplatsen som skickade dig hit gjorde en begäran vi inte kan godta. Gå tillbaka och försök igen, eller kontakta webbplatsen.",
+    },
+    signIn: {
+      title: "Logga in",
+      intro: (client) => `Logga in för att fortsätta till ${client}.`,
+      email: "E-postadress",
+      password: "Lösenord",
+      remember: "Håll mig inloggad på den här enheten",
+      submit: "Logga in",
+      sendLink: "Skicka en inloggningslänk till min e-post",
+      wrong: "E-postadressen eller lösenordet är fel.",
+      throttled: "För många försök. Vänta några minuter och försök igen.",
+      refused: "Det här kontot kan inte logga in.",
+      formExpired: "Sidan hade gått ut. Försök igen.",
+      emailMissing: "Ange din e-postadress.",
+    },
+    consent: {
+      title: "Ge åtkomst",
+      intro: (client) => `${client} ber om åtkomst till ditt konto.`,
+      nothing: "Den ber inte om fler uppgifter än vem du är.",
+      approve: "Tillåt",
+      deny: "Neka",
+      fields: {
+        names: "Ditt namn",
+        displayName: "Ditt visningsnamn",
+        email: "Din e-postadress",
+        phoneNumber: "Ditt telefonnummer",
+        birthday: "Din födelsedag",
+        gender: "Ditt kön",
+        homeAddress: "Din hemadress",
+        deliveryAddress: "Din leveransadress",
+        invoiceAddress: "Din fakturaadress",
+      },
+    },
+    linkSent: {
+      title: "Kolla din e-post",
+      text: "Om adressen kan logga in är en länk på väg. Den fungerar en gång, i 5 minuter.",
+    },
+    signInLinkSpent: {
+      title: "Den här länken fungerar inte längre",
+      text: "Den har använts, eller så har en nyare länk skickats. Be om en ny länk för att logga in.",
+    },
+    signInLinkExpired: { title: "Den här länken har gått ut", text: "En länk fungerar i 5 minuter. Be om en ny." },
+    confirmSignIn: {
+      title: "Bekräfta inloggning",
+      intro: "Logga in med den här länken?",
+      context: "Begärd för:",
+      confirm: "Logga in",
+    },
+  },
+};
+
+type SignInMail = {
+  subject: (client: string) => string;
+  text: (client: string, url: string, context: string | null) => string;
+};
+
+/** The sign-in link's mail, in the locale of the page or request that asked for it. */
+export const SIGNIN_MAIL: Record<Locale, SignInMail> = {
+  en_US: {
+    subject: (client) => `Your sign-in link for ${client}`,
+    text: (client, url, context) =>
+      `${context ? `${context}\n\n` : ""}Open this link to sign in to ${client}:\n\n${url}\n\n` +
+      "It works once, for 5 minutes. If you did not ask for it, you can ignore this mail.",
+  },
+  nb_NO: {
+    subject: (client) => `Innloggingslenken din for ${client}`,
+    text: (client, url, context) =>
+      `${context ? `${context}\n\n` : ""}Åpne denne lenken for å logge inn på ${client}:\n\n${url}\n\n` +
+      "Den virker én gang, i 5 minutter. Hvis du ikke ba om den, kan du se bort fra denne e-posten.",
+  },
+  sv_SE: {
+    subject: (client) => `Din inloggningslänk för ${client}`,
+    text: (client, url, context) =>
+      `${context ? `${context}\n\n` : ""}Öppna den här länken för att logga in på ${client}:\n\n${url}\n\n` +
+      "Den fungerar en gång, i 5 minuter. Om du inte bad om den kan du bortse från det här mejlet.",
   },
 };

@@ -10,23 +10,35 @@ import { htmlLang, type Locale } from "./locale";
 
 const STYLE =
   "body{font:1rem/1.5 system-ui,sans-serif;max-width:32rem;margin:0 auto;padding:1.5rem;color:#1a1a1a}" +
-  "h1{font-size:1.5rem;margin:0 0 1rem}";
+  "h1{font-size:1.5rem;margin:0 0 1rem}" +
+  "label{display:block;margin:1rem 0 .25rem;font-weight:600}" +
+  "input[type=email],input[type=password]{box-sizing:border-box;width:100%;font:inherit;padding:.6rem;border:1px solid #555;border-radius:.25rem}" +
+  "button{font:inherit;padding:.6rem 1.2rem;margin:1rem .5rem 0 0;border:1px solid #1a1a1a;border-radius:.25rem;background:#1a1a1a;color:#fff}" +
+  "button.secondary{background:#fff;color:#1a1a1a}" +
+  ".check{display:flex;gap:.5rem;align-items:center;font-weight:400}" +
+  ".alert{border-left:4px solid #b00020;padding:.5rem 1rem;background:#fdecee}";
 
 export type PageOptions = {
   /** Whether another site may frame the page (the webview entry); never for anything else. */
   frameable?: boolean;
+  /** The client's own style sheet (pages/client-style.ts), after ours. */
+  clientStyle?: string;
+  headers?: Record<string, string>;
 };
+
+export type PageStatus = 200 | 400 | 401 | 403 | 410 | 429;
 
 /** Renders a page with its security headers; pages never go to caches or carry a referrer. */
 export async function renderPage(
   c: Context<AppEnv>,
-  status: 200 | 400 | 410,
+  status: PageStatus,
   page: { locale: Locale; title: string; body: Child },
-  { frameable = false }: PageOptions = {},
+  { frameable = false, clientStyle = "", headers = {} }: PageOptions = {},
 ): Promise<Response> {
+  const styles = clientStyle ? [STYLE, clientStyle] : [STYLE];
   const csp = [
     "default-src 'none'",
-    `style-src ${await inlineStyleSource(STYLE)}`,
+    `style-src ${(await Promise.all(styles.map(inlineStyleSource))).join(" ")}`,
     "base-uri 'none'",
     "form-action 'self'",
     ...(frameable ? [] : ["frame-ancestors 'none'"]),
@@ -37,7 +49,9 @@ export async function renderPage(
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{page.title}</title>
-        <style dangerouslySetInnerHTML={{ __html: STYLE }} />
+        {styles.map((style) => (
+          <style dangerouslySetInnerHTML={{ __html: style }} />
+        ))}
       </head>
       <body>
         <main>
@@ -52,5 +66,6 @@ export async function renderPage(
     "Cache-Control": "no-store",
     "Referrer-Policy": "no-referrer",
     ...(frameable ? {} : { "X-Frame-Options": "DENY" }),
+    ...headers,
   });
 }

@@ -12,6 +12,7 @@ export const API_ENDPOINTS = [
   "products",
   "devices",
   "exchange",
+  "signin",
 ] as const;
 
 export type ApiEndpoint = (typeof API_ENDPOINTS)[number];

@@ -10,6 +10,7 @@ import * as z from "zod";
 import { redirectUriProblem } from "../oauth/redirect-uri";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/lifetimes";
 import { API_ENDPOINTS } from "./api-endpoints";
+import { CLIENT_FIELDS } from "./client-fields";
 import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
 
 export const USER_STATUSES = [1, 0, -1, -2, -3] as const;
@@ -32,18 +33,6 @@ const redirectUri = text(LIMITS.redirectUri).superRefine((uri, ctx) => {
   if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
 });
 
-/** The field names a client may ask users for (spec "Client"). */
-export const CLIENT_FIELDS = [
-  "gender",
-  "homeAddress",
-  "deliveryAddress",
-  "phoneNumber",
-  "displayName",
-  "email",
-  "invoiceAddress",
-  "names",
-  "birthday",
-] as const;
 const clientFieldSetting = z.union([z.boolean(), text(LIMITS.shortText)]).optional();
 
 const clientId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "client ids are 8-64 letters, digits, - or _");
@@ -74,6 +63,8 @@ const client = z
       .default(604800),
     autoApprove: flag.default(false),
     enableSso: flag.default(false),
+    /** A client that cannot keep its secret (a native app): PKCE required, no secret at /oauth/token. */
+    public: flag.default(false),
     unregisteredPayments: flag.default(false),
     universalDataAccess: flag.default(false),
     admin: flag.default(false),

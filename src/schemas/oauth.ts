@@ -17,6 +17,8 @@ export const tokenRequestSchema = z.object({
   resource: z.optional(param),
   scope: z.optional(param),
   code: z.optional(param),
+  /** PKCE (RFC 7636): checked against the code's challenge by the authorization_code grant. */
+  code_verifier: z.optional(param),
   /** jwt-bearer (RFC 7523) and the draft's `assertion` grant. */
   assertion: z.optional(token),
   assertion_type: z.optional(param),

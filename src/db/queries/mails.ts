@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { mailEvents, mails, userClients, userEmails, users } from "../schema";
 
@@ -57,4 +57,24 @@ export async function listMails(db: Database, userId: number, limit: number) {
   ]);
   const eventsByMail = Map.groupBy(events, (event) => event.mailId);
   return found.map((mail) => ({ mail, events: eventsByMail.get(mail.id) ?? [] }));
+}
+
+/** A mail and its first event, in one batch. */
+export async function insertMail(db: Database, mail: typeof mails.$inferInsert, event: string) {
+  await db.batch([
+    db.insert(mails).values(mail),
+    db.insert(mailEvents).values({
+      mailId: sql`(SELECT ${mails.id} FROM ${mails} WHERE ${mails.token} = ${mail.token})`,
+      event,
+      timestamp: mail.created,
+    }),
+  ]);
+}
+
+/** Gives the mails sent to an address before it had a user to that user (sign-in by link). */
+export function claimUnownedMails(db: Database, userId: number | SQL<number>, email: string) {
+  return db
+    .update(mails)
+    .set({ userId })
+    .where(and(isNull(mails.userId), eq(mails.userEmail, email)));
 }

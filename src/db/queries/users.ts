@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { emailLookupKey } from "../../schemas/email-address";
 import type { Database } from "../client";
 import {
@@ -62,8 +62,55 @@ export async function isConnected(db: Database, clientId: string, userId: number
 }
 
 /** Connects a user to a client (and so to its merchant); a no-op when already connected. */
-export function connectUser(db: Database, connection: { clientId: string; userId: number; merchantId: number }) {
+export function connectUser(
+  db: Database,
+  connection: { clientId: string; userId: number | SQL<number>; merchantId: number },
+) {
   return db.insert(userClients).values(connection).onConflictDoNothing();
+}
+
+/**
+ * The statements that make a new, unverified user (status 0) out of an address that signed in by
+ * link: the address, verified (the link proved it), as the primary one. Later statements of the
+ * same batch name the user by `uuid` (newUserId), as its id is the database's to choose.
+ */
+export function insertSignedInUser(db: Database, user: { uuid: string; email: string; now: number }) {
+  return [
+    db.insert(users).values({
+      uuid: user.uuid,
+      status: 0,
+      email: user.email,
+      emailVerified: user.now,
+      published: user.now,
+      updated: user.now,
+      lastLoggedIn: user.now,
+      lastAuthenticated: user.now,
+    }),
+    db.insert(userEmails).values({ userId: newUserId(user.uuid), value: user.email, primary: true, verified: true }),
+  ] as const;
+}
+
+/** The id of the user just inserted with `uuid`, for statements in the same batch. */
+export function newUserId(uuid: string) {
+  return sql<number>`(SELECT ${users.id} FROM ${users} WHERE ${users.uuid} = ${uuid})`;
+}
+
+/** A link to the address proved it: the address is verified, and the sign-in recorded. */
+export function recordLinkSignIn(db: Database, userId: number, email: string, now: number) {
+  return [
+    db
+      .update(userEmails)
+      .set({ verified: true })
+      .where(and(eq(userEmails.userId, userId), eq(userEmails.value, email))),
+    db
+      .update(users)
+      .set({
+        emailVerified: sql`CASE WHEN ${users.email} = ${email} THEN ${now} ELSE ${users.emailVerified} END`,
+        lastLoggedIn: now,
+        lastAuthenticated: now,
+      })
+      .where(eq(users.id, userId)),
+  ] as const;
 }
 
 export function recordPasswordSignIn(db: Database, userId: number, now: number) {

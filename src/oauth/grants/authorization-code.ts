@@ -1,7 +1,8 @@
 /**
  * grant_type=authorization_code (RFC 6749 §4.1.3) redeems a `code`-type exchange code: the
  * authenticated client must be the one the code was issued for, and `redirect_uri` the one bound
- * to it. The answer is a user token for the code's user, with a refresh token. A code is refused
+ * to it, and `code_verifier` must meet its PKCE challenge (RFC 7636) when the authorization
+ * request had one. The answer is a user token for the code's user, with a refresh token. A code is refused
  * after its 30 seconds and after its first redemption, both judged in the client's RateLimiter
  * (kv/codes.ts: two racing redemptions cannot both win, and a code cannot outlive its record
  * there); a second redemption also revokes what the first one was issued (RFC 6749 §4.1.2).
@@ -23,7 +24,7 @@ export const authorizationCodeGrant: Grant = async (request) => {
   const spent = await spendExchangeCode(
     c.env,
     params.code,
-    { type: "code", clientId: client.id, redirectUri: params.redirect_uri },
+    { type: "code", clientId: client.id, redirectUri: params.redirect_uri, codeVerifier: params.code_verifier },
     grant,
   );
   switch (spent.outcome) {
@@ -34,6 +35,8 @@ export const authorizationCodeGrant: Grant = async (request) => {
       throw invalidGrant("The code has expired");
     case "redirect_mismatch":
       throw invalidGrant("The redirect URI does not match the code's");
+    case "verifier_mismatch":
+      throw invalidGrant("The code_verifier does not match the code's challenge");
     case "replayed":
       if (spent.grant) await revokeGrant(c, client.id, spent.grant, now);
       throw invalidGrant("The code has already been used");

@@ -29,11 +29,14 @@ export const keySetSchema = z.object({
 /** Authorization server metadata (RFC 8414): what this deployment offers, and nothing more. */
 export const serverMetadataSchema = z.object({
   issuer: z.string(),
+  authorization_endpoint: z.string(),
   token_endpoint: z.string(),
   jwks_uri: z.string(),
   grant_types_supported: z.array(z.string()),
   token_endpoint_auth_methods_supported: z.array(z.string()),
   response_types_supported: z.array(z.string()),
+  code_challenge_methods_supported: z.array(z.string()),
+  authorization_response_iss_parameter_supported: z.boolean(),
   revocation_endpoint: z.string(),
   revocation_endpoint_auth_methods_supported: z.array(z.string()),
   introspection_endpoint: z.string(),

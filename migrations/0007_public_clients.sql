@@ -1,0 +1,1 @@
+ALTER TABLE `clients` ADD `public_client` integer DEFAULT false NOT NULL;

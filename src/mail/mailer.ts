@@ -1,0 +1,80 @@
+/**
+ * The one way the service sends mail, and its record in the mail history (GET /api/2/mail).
+ *
+ * - With `MAIL_API_URL` (and `MAIL_API_KEY`) set, a message is posted as JSON to that HTTP e-mail
+ *   API (`{from, to, subject, text}`, `Authorization: Bearer <key>`); any 2xx is "sent".
+ * - Without it, in development (and tests), the message is printed to the console: that is how a
+ *   developer opens a sign-in link locally.
+ * - Without it anywhere else, nothing is sent and the failure is recorded: a link must never end
+ *   up in a deployed Worker's logs.
+ *
+ * Every mail gets a row and a `sent` or `failed` event in one batch, whatever the provider said,
+ * so a failure is never lost; the caller decides what to answer, never a 500.
+ */
+import type { Context } from "hono";
+import { base64url } from "jose";
+import { insertMail } from "../db/queries/mails";
+import type { AppEnv } from "../env";
+
+export type Message = {
+  template: string;
+  to: { email: string; name: string | null; userId: number | null };
+  subject: string;
+  text: string;
+};
+
+const SENDER = { name: "Accounts", email: "no-reply@accounts.example.com" };
+/** How long a provider has to answer before the mail counts as failed. */
+const PROVIDER_TIMEOUT_MS = 10_000;
+
+type Delivery = { sent: true } | { sent: false; reason: string };
+
+/** Sends the message and records it; answers whether it went out. */
+export async function sendMail(c: Context<AppEnv>, message: Message, now: number): Promise<boolean> {
+  const from = { name: SENDER.name, email: c.env.MAIL_FROM ?? SENDER.email };
+  const delivery = await deliver(c, from, message);
+  if (!delivery.sent) console.warn(`mail ${message.template} not sent: ${delivery.reason}`);
+  const db = c.get("db");
+  await insertMail(
+    db,
+    {
+      userId: message.to.userId,
+      template: message.template,
+      senderName: from.name,
+      senderEmail: from.email,
+      userName: message.to.name,
+      userEmail: message.to.email,
+      created: now,
+      // The mail's own id in the history; never the sign-in token the mail carries.
+      token: base64url.encode(crypto.getRandomValues(new Uint8Array(16))),
+    },
+    delivery.sent ? "sent" : "failed",
+  );
+  return delivery.sent;
+}
+
+async function deliver(c: Context<AppEnv>, from: { name: string; email: string }, message: Message): Promise<Delivery> {
+  const { MAIL_API_URL: url, MAIL_API_KEY: key, ENVIRONMENT } = c.env;
+  if (!url) {
+    if (ENVIRONMENT !== "development") return { sent: false, reason: "no mail provider is configured" };
+    console.log(`\n--- mail to ${message.to.email}: ${message.subject}\n${message.text}\n---\n`);
+    return { sent: true };
+  }
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...(key && { Authorization: `Bearer ${key}` }) },
+      body: JSON.stringify({
+        from: `${from.name} <${from.email}>`,
+        to: message.to.email,
+        subject: message.subject,
+        text: message.text,
+      }),
+      signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
+    });
+    await response.body?.cancel();
+    return response.ok ? { sent: true } : { sent: false, reason: `the provider answered ${response.status}` };
+  } catch (err) {
+    return { sent: false, reason: `the provider could not be reached (${(err as Error).name})` };
+  }
+}

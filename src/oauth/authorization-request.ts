@@ -1,0 +1,146 @@
+/**
+ * The authorization request of GET and POST /oauth/authorize (RFC 6749 §4.1.1, PKCE RFC 7636),
+ * read and judged in one place, and where a failure goes, by the spec's three rules:
+ *
+ * 1. `failure_redirect_uri`, when given and registered for the client;
+ * 2. otherwise the flow's `redirect_uri`;
+ * 3. when the given `redirect_uri` is not registered (or none is given), the client's default one.
+ *
+ * A URI is used only when registered for the client, exactly. With no such URI (no client, or a
+ * client without a usable default), the failure is shown as a page instead.
+ */
+import type { ClientRecord } from "../db/queries/clients";
+import { findClient } from "../db/queries/clients";
+import type { Database } from "../db/client";
+import { isRegisteredRedirectUri } from "./redirect-uri";
+
+/** The parameters, as the request carried them (forms repeat them back as hidden fields). */
+export const AUTHORIZATION_PARAMETERS = [
+  "client_id",
+  "redirect_uri",
+  "response_type",
+  "state",
+  "code_challenge",
+  "code_challenge_method",
+  "failure_redirect_uri",
+  "scope",
+] as const;
+type Parameter = (typeof AUTHORIZATION_PARAMETERS)[number];
+
+const MAX_PARAMETER_LENGTH = 2048;
+/** An S256 challenge is the base64url SHA-256 of the verifier: 43 characters. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+export type AuthorizationRequest = {
+  client: ClientRecord;
+  redirectUri: string;
+  state: string | undefined;
+  codeChallenge: string | undefined;
+  /** The parameters to carry on through the login and consent forms. */
+  parameters: Partial<Record<Parameter, string>>;
+};
+
+export type AuthorizationError = { error: string; description: string };
+
+export type JudgedRequest =
+  | { outcome: "valid"; request: AuthorizationRequest; failureUri: string }
+  /** A failure to send back to `uri`, with `state` when it was readable. */
+  | { outcome: "redirect"; uri: string; state: string | undefined; failure: AuthorizationError }
+  /** A failure with no registered URI to send it to. */
+  | { outcome: "page"; failure: AuthorizationError };
+
+export async function judgeAuthorizationRequest(
+  db: Database,
+  valuesOf: (name: string) => string[],
+): Promise<JudgedRequest> {
+  const single = (name: Parameter) => {
+    const values = valuesOf(name);
+    return { value: values.length === 1 ? values[0] : undefined, repeated: values.length > 1 };
+  };
+  const clientId = single("client_id").value;
+  const client =
+    clientId && clientId.length <= MAX_PARAMETER_LENGTH && !single("client_id").repeated
+      ? await findClient(db, clientId)
+      : undefined;
+  if (!client) {
+    return { outcome: "page", failure: { error: "invalid_request", description: "Unknown or missing client_id" } };
+  }
+  const registered = (uri: string | undefined) =>
+    uri !== undefined && uri.length <= MAX_PARAMETER_LENGTH && isRegisteredRedirectUri(client.redirectUris, uri)
+      ? uri
+      : undefined;
+
+  const given = single("redirect_uri");
+  const flowUri = registered(given.value);
+  const defaultUri = registered(client.defaultRedirectUri ?? undefined);
+  const failureGiven = single("failure_redirect_uri");
+  const failureUri = registered(failureGiven.value);
+  const failureInvalid = failureGiven.repeated || (failureGiven.value !== undefined && !failureUri);
+
+  const stateParameter = single("state");
+  const state =
+    stateParameter.value !== undefined && stateParameter.value.length <= MAX_PARAMETER_LENGTH
+      ? stateParameter.value
+      : undefined;
+  // Rules 1 to 3: an unregistered failure URI is itself a failure, sent by rule 2 or 3.
+  const target = (failureInvalid ? undefined : failureUri) ?? flowUri ?? defaultUri;
+  const fail = (error: string, description: string): JudgedRequest =>
+    target === undefined
+      ? { outcome: "page", failure: { error, description } }
+      : { outcome: "redirect", uri: target, state, failure: { error, description } };
+
+  if (given.repeated || (given.value !== undefined && !flowUri)) {
+    return fail("redirect_uri_mismatch", "The redirect URI is not registered for this client");
+  }
+  if (given.value === undefined && !defaultUri) {
+    return fail("invalid_request", "Parameter 'redirect_uri' is missing and the client has no default");
+  }
+  if (failureInvalid) {
+    return fail("redirect_uri_mismatch", "The failure redirect URI is not registered for this client");
+  }
+  const repeated = AUTHORIZATION_PARAMETERS.find((name) => single(name).repeated);
+  if (repeated) return fail("invalid_request", `Parameter '${repeated}' is repeated`);
+  if (stateParameter.value !== undefined && state === undefined) {
+    return fail("invalid_request", "Parameter 'state' is too long");
+  }
+  const responseType = single("response_type").value;
+  if (responseType === undefined) return fail("invalid_request", "Parameter 'response_type' is missing");
+  if (responseType !== "code") return fail("unsupported_response_type", "Only response_type=code is supported");
+  if (!client.grantTypes.includes("authorization_code")) {
+    return fail("unauthorized_client", "The client is not allowed to use the authorization code grant");
+  }
+  if (single("scope").value !== undefined) return fail("invalid_scope", "No scopes are defined for this client");
+
+  const codeChallenge = single("code_challenge").value;
+  const method = single("code_challenge_method").value;
+  if (codeChallenge === undefined) {
+    if (method !== undefined) return fail("invalid_request", "Parameter 'code_challenge' is missing");
+    if (client.publicClient) return fail("invalid_request", "PKCE is required: send code_challenge with S256");
+  } else {
+    if (method !== "S256") return fail("invalid_request", "Parameter 'code_challenge_method' must be S256");
+    if (!S256_CHALLENGE.test(codeChallenge)) return fail("invalid_request", "Parameter 'code_challenge' is invalid");
+  }
+
+  const parameters: AuthorizationRequest["parameters"] = {};
+  for (const name of AUTHORIZATION_PARAMETERS) {
+    const { value } = single(name);
+    if (value !== undefined) parameters[name] = value;
+  }
+  return {
+    outcome: "valid",
+    request: { client, redirectUri: flowUri ?? defaultUri!, state, codeChallenge, parameters },
+    failureUri: target!,
+  };
+}
+
+/**
+ * `uri` with the response parameters added to its query (RFC 6749 §4.1.2), its own query kept
+ * byte for byte: registered URIs have no fragment.
+ */
+export function withResponseParameters(uri: string, parameters: Record<string, string | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(parameters)) {
+    if (value !== undefined) query.append(name, value);
+  }
+  return `${uri}${uri.includes("?") ? "&" : "?"}${query}`;
+}

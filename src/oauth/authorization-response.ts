@@ -1,0 +1,58 @@
+/**
+ * The authorization endpoint's answers to the client (RFC 6749 §4.1.2): a 303 to a registered
+ * redirect URI with `code` (an exchange code of type `code`: 30 seconds, once, bound to the
+ * client, the redirect URI and the PKCE challenge) or `error`, with `state` and the issuer
+ * (`iss`, RFC 9207, so a client that talks to several servers can tell whose answer it got).
+ * The page that receives it must not leak the code, so no referrer goes along.
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { createExchangeCode } from "../kv/codes";
+import { withResponseParameters } from "./authorization-request";
+
+export type CodeGrant = {
+  clientId: string;
+  userId: number;
+  redirectUri: string;
+  state?: string | undefined;
+  codeChallenge?: string | undefined;
+};
+
+export async function redirectWithCode(c: Context<AppEnv>, grant: CodeGrant): Promise<Response> {
+  const code = await createExchangeCode(
+    c.env,
+    {
+      type: "code",
+      userId: grant.userId,
+      issuingClientId: grant.clientId,
+      clientId: grant.clientId,
+      redirectUri: grant.redirectUri,
+      ...(grant.codeChallenge !== undefined && { codeChallenge: grant.codeChallenge }),
+    },
+    Date.now(),
+  );
+  return redirectTo(c, withResponseParameters(grant.redirectUri, { code, state: grant.state, iss: c.env.BASE_URL }));
+}
+
+export function redirectWithError(
+  c: Context<AppEnv>,
+  uri: string,
+  failure: { error: string; description: string },
+  state: string | undefined,
+): Response {
+  return redirectTo(
+    c,
+    withResponseParameters(uri, {
+      error: failure.error,
+      error_description: failure.description,
+      state,
+      iss: c.env.BASE_URL,
+    }),
+  );
+}
+
+function redirectTo(c: Context<AppEnv>, location: string): Response {
+  c.header("Cache-Control", "no-store");
+  c.header("Referrer-Policy", "no-referrer");
+  return c.redirect(location, 303);
+}

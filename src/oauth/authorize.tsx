@@ -1,0 +1,264 @@
+/**
+ * GET and POST /oauth/authorize: the authorization endpoint (RFC 6749 §4.1, PKCE RFC 7636).
+ *
+ * GET judges the request (authorization-request.ts) and then: a browser with a live session at a
+ * client with `enableSso` passes straight through (to the consent page when the user has not yet
+ * granted the client access); any other gets the login page. The pages post back here, carrying
+ * the request, judged again, and a CSRF token (csrf.ts):
+ *
+ * - `action=login`: e-mail and password, with the password grant's verification and per-account
+ *   throttle (password-sign-in.ts); success starts the browser session.
+ * - `action=link`: e-mails a sign-in link that finishes this request (signin-links.ts).
+ * - `action=approve` / `action=deny`: the consent page's answer, for the session's user.
+ *   Approval is remembered as the user's connection to the client.
+ *
+ * Success ends in a 303 to the redirect URI with a code; failures go where the spec's three rules
+ * say, or, with nowhere safe to go, to an error page.
+ */
+import { type Context, Hono } from "hono";
+import type { Child } from "hono/jsx";
+import * as z from "zod/mini";
+import { connectUser, isConnected, recordPasswordSignIn } from "../db/queries/users";
+import type { AppEnv } from "../env";
+import { describeRoute } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
+import { isForm } from "../http/media-type";
+import { ConsentForm, type FormContext, SignInForm } from "../pages/authorize";
+import { clientStyle } from "../pages/client-style";
+import { type Locale, pageLocale } from "../pages/locale";
+import { MESSAGES } from "../pages/messages";
+import { type PageStatus, renderPage } from "../pages/page";
+import { canonicalEmailAddress } from "../schemas/email-address";
+import { requestedFields } from "../schemas/client-fields";
+import {
+  AUTHORIZATION_PARAMETERS,
+  type AuthorizationRequest,
+  judgeAuthorizationRequest,
+} from "./authorization-request";
+import { redirectWithCode, redirectWithError } from "./authorization-response";
+import { csrfToken, csrfTokenValid } from "./csrf";
+import { signInWithPassword } from "./password-sign-in";
+import {
+  BROWSER_SESSION_LIFETIME,
+  newSessionId,
+  presentedSessionUser,
+  REMEMBERED_SESSION_LIFETIME,
+  startSession,
+} from "./sessions";
+import { requestSignInLink } from "./signin-links";
+
+const LOCALE_PARAMETER = {
+  name: "locale",
+  in: "query" as const,
+  schema: { type: "string", enum: ["en_US", "nb_NO", "sv_SE"] },
+};
+
+type Flow = { c: Context<AppEnv>; request: AuthorizationRequest; failureUri: string; locale: Locale };
+
+export const authorizeRoutes = new Hono<AppEnv>()
+  .get(
+    "/authorize",
+    describeRoute({
+      name: "Start a login (authorization endpoint)",
+      controller: "oauth/authorize#show",
+      description:
+        "RFC 6749 §4.1 with PKCE (S256 only; required for public clients). Answers a login or consent page (HTML), or a 303 to the redirect URI with `code` and `state` (and `iss`), or with `error` by the three failure rules; with no registered URI to send a failure to, an HTML error page (400).",
+      parameters: [
+        { name: "client_id", in: "query", required: true, schema: { type: "string" } },
+        { name: "response_type", in: "query", required: true, schema: { type: "string", enum: ["code"] } },
+        {
+          name: "redirect_uri",
+          in: "query",
+          description: "Registered for the client, exactly; the client's default when absent",
+          schema: { type: "string" },
+        },
+        { name: "state", in: "query", schema: { type: "string" } },
+        { name: "code_challenge", in: "query", schema: { type: "string" } },
+        { name: "code_challenge_method", in: "query", schema: { type: "string", enum: ["S256"] } },
+        {
+          name: "failure_redirect_uri",
+          in: "query",
+          description: "Where failures go instead of redirect_uri; registered for the client, exactly",
+          schema: { type: "string" },
+        },
+        LOCALE_PARAMETER,
+      ],
+      success: { data: z.string(), bare: true, mediaType: "text/html" },
+    }),
+    async (c) => {
+      // Prefetchers send HEAD: a passing-through session must not mint codes for them.
+      if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
+      const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
+      const judged = await judgeAuthorizationRequest(c.get("db"), (name) => c.req.queries(name) ?? []);
+      if (judged.outcome !== "valid") return failed(c, judged, locale);
+      const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
+      const userId = await presentedSessionUser(c, nowInSeconds());
+      if (userId !== undefined && judged.request.client.enableSso) return afterSignIn(flow, userId);
+      return signInPage(flow, 200);
+    },
+  )
+  .post(
+    "/authorize",
+    describeRoute({
+      name: "Answer the login or consent page",
+      controller: "oauth/authorize#create",
+      description:
+        "The login and consent pages' form: the authorization request's parameters, `csrf`, and `action` (`login` with `email`, `password` and `remember`; `link` with `email`; `approve`; `deny`).",
+      success: { data: z.string(), bare: true, mediaType: "text/html" },
+    }),
+    async (c) => {
+      const acceptLanguage = c.req.header("Accept-Language");
+      if (!isForm(c.req.header("Content-Type"))) return requestInvalidPage(c, pageLocale(undefined, acceptLanguage));
+      const form = new URLSearchParams(await c.req.text());
+      const locale = pageLocale(form.get("locale") ?? undefined, acceptLanguage);
+      const judged = await judgeAuthorizationRequest(c.get("db"), (name) => form.getAll(name));
+      if (judged.outcome !== "valid") return failed(c, judged, locale);
+      const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
+      const text = MESSAGES[locale].signIn;
+      if (!(await csrfTokenValid(c, form.get("csrf")))) return signInPage(flow, 403, { alert: text.formExpired });
+
+      const now = nowInSeconds();
+      const action = form.get("action");
+      if (action === "approve" || action === "deny") {
+        const userId = await presentedSessionUser(c, now);
+        if (userId === undefined) return signInPage(flow, 403, { alert: text.formExpired });
+        if (action === "deny") {
+          return redirectWithError(
+            c,
+            flow.failureUri,
+            { error: "access_denied", description: "The user denied access" },
+            flow.request.state,
+          );
+        }
+        const { client } = flow.request;
+        await connectUser(c.get("db"), { clientId: client.id, userId, merchantId: client.merchantId });
+        return codeFor(flow, userId);
+      }
+
+      const email = form.get("email")?.trim() ?? "";
+      if (action === "link") {
+        const address = canonicalEmailAddress(email);
+        if (address === null) return signInPage(flow, 400, { alert: text.emailMissing, email });
+        // Whatever came of it (sent, blocked, unknown), the same page: it never tells who is registered.
+        await requestSignInLink(
+          c,
+          {
+            client: flow.request.client,
+            email: address,
+            redirectUri: flow.request.redirectUri,
+            remember: form.get("remember") === "1",
+            context: null,
+            locale,
+            state: flow.request.state,
+            codeChallenge: flow.request.codeChallenge,
+          },
+          now,
+        );
+        const sent = MESSAGES[locale].linkSent;
+        return page(flow, 200, sent.title, <p>{sent.text}</p>);
+      }
+      if (action !== "login") return signInPage(flow, 400, { email });
+      if (!email) return signInPage(flow, 400, { alert: text.emailMissing });
+      const signIn = await signInWithPassword(c, flow.request.client.id, email, form.get("password") ?? "");
+      switch (signIn.outcome) {
+        case "throttled":
+          return signInPage(flow, 429, { alert: text.throttled, email }, { "Retry-After": String(signIn.retryAfter) });
+        case "wrong":
+          return signInPage(flow, 401, { alert: text.wrong, email });
+        case "refused":
+          return signInPage(flow, 403, { alert: text.refused, email });
+      }
+      const remember = form.get("remember") === "1";
+      const db = c.get("db");
+      await startSession(
+        c,
+        await newSessionId(c.env),
+        {
+          userId: signIn.user.id,
+          clientId: flow.request.client.id,
+          lifetime: remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
+          persistent: remember,
+          writes: [recordPasswordSignIn(db, signIn.user.id, now)],
+        },
+        now,
+      );
+      return afterSignIn(flow, signIn.user.id);
+    },
+  );
+
+/** The user is known: a code when they have granted the client access (or it needs no consent), else the consent page. */
+async function afterSignIn(flow: Flow, userId: number): Promise<Response> {
+  const { client } = flow.request;
+  if (client.autoApprove || (await isConnected(flow.c.get("db"), client.id, userId))) return codeFor(flow, userId);
+  const consent = MESSAGES[flow.locale].consent;
+  return page(
+    flow,
+    200,
+    consent.title,
+    <ConsentForm {...await formContext(flow)} fields={requestedFields(client.fields)} />,
+  );
+}
+
+function codeFor({ c, request }: Flow, userId: number): Promise<Response> {
+  return redirectWithCode(c, {
+    clientId: request.client.id,
+    userId,
+    redirectUri: request.redirectUri,
+    state: request.state,
+    codeChallenge: request.codeChallenge,
+  });
+}
+
+async function signInPage(
+  flow: Flow,
+  status: PageStatus,
+  props: { alert?: string; email?: string } = {},
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const text = MESSAGES[flow.locale].signIn;
+  return page(flow, status, text.title, <SignInForm {...await formContext(flow)} {...props} />, headers);
+}
+
+async function formContext(flow: Flow): Promise<FormContext> {
+  const parameters: Record<string, string> = {};
+  for (const name of AUTHORIZATION_PARAMETERS) {
+    const value = flow.request.parameters[name];
+    if (value !== undefined) parameters[name] = value;
+  }
+  return { locale: flow.locale, clientName: flow.request.client.name, parameters, csrf: await csrfToken(flow.c) };
+}
+
+function page(
+  { c, request, locale }: Flow,
+  status: PageStatus,
+  title: string,
+  body: Child,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return renderPage(c, status, { locale, title, body }, { clientStyle: clientStyle(request.client.css), headers });
+}
+
+function failed(
+  c: Context<AppEnv>,
+  judged: Exclude<Awaited<ReturnType<typeof judgeAuthorizationRequest>>, { outcome: "valid" }>,
+  locale: Locale,
+): Response | Promise<Response> {
+  if (judged.outcome === "redirect") return redirectWithError(c, judged.uri, judged.failure, judged.state);
+  return requestInvalidPage(c, locale, judged.failure.error);
+}
+
+function requestInvalidPage(c: Context<AppEnv>, locale: Locale, error = "invalid_request"): Promise<Response> {
+  const { title, text } = MESSAGES[locale].requestInvalid;
+  return renderPage(c, 400, {
+    locale,
+    title,
+    body: (
+      <>
+        <p>{text}</p>
+        <p>
+          <code>{error}</code>
+        </p>
+      </>
+    ),
+  });
+}

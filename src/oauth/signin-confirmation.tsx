@@ -1,0 +1,122 @@
+/**
+ * GET and POST /oauth/signin: where a sign-in link leads. GET only shows the confirmation page
+ * (with the request's `context`): mail scanners and link previews open links, and must not spend
+ * them. The page's button posts the token back with a CSRF token; that use signs the browser in
+ * (a remembered session when the link says so) and sends it to the link's redirect URI with an
+ * authorization code. An unknown, expired, used or replaced link gets a page saying so, never a
+ * login.
+ */
+import { type Context, Hono } from "hono";
+import * as z from "zod/mini";
+import { findClient } from "../db/queries/clients";
+import type { AppEnv } from "../env";
+import { describeRoute } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
+import { isForm } from "../http/media-type";
+import { type Locale, LOCALES, pageLocale } from "../pages/locale";
+import { MESSAGES } from "../pages/messages";
+import { renderPage } from "../pages/page";
+import { redirectWithCode } from "./authorization-response";
+import { isRegisteredRedirectUri } from "./redirect-uri";
+import { csrfToken, csrfTokenValid } from "./csrf";
+import { BROWSER_SESSION_LIFETIME, newSessionId, REMEMBERED_SESSION_LIFETIME, startSession } from "./sessions";
+import { inspectSignInLink, type LinkState, useSignInLink } from "./signin-links";
+
+export const signinConfirmationRoutes = new Hono<AppEnv>()
+  .get(
+    "/signin",
+    describeRoute({
+      name: "Show a sign-in link's confirmation page",
+      controller: "oauth/signin#show",
+      description:
+        "Where the link of POST /api/2/signin leads: a page that asks to confirm (HTML, 200), or says the link is unknown (400), expired or no longer works (410). Opening it spends nothing.",
+      parameters: [{ name: "token", in: "query", required: true, schema: { type: "string" } }],
+      success: { data: z.string(), bare: true, mediaType: "text/html" },
+    }),
+    async (c) => {
+      const token = c.req.query("token") ?? "";
+      const state = await inspectSignInLink(c, token, nowInSeconds());
+      const locale = linkLocale(c, state);
+      if (state.outcome !== "live") return linkFailurePage(c, state.outcome, locale);
+      const text = MESSAGES[locale].confirmSignIn;
+      return renderPage(c, 200, {
+        locale,
+        title: text.title,
+        body: (
+          <>
+            <p>{text.intro}</p>
+            {state.link.context && (
+              <p>
+                {text.context} {state.link.context}
+              </p>
+            )}
+            <form method="post" action="/oauth/signin">
+              <input type="hidden" name="token" value={token} />
+              <input type="hidden" name="csrf" value={await csrfToken(c)} />
+              <button type="submit">{text.confirm}</button>
+            </form>
+          </>
+        ),
+      });
+    },
+  )
+  .post(
+    "/signin",
+    describeRoute({
+      name: "Use a sign-in link",
+      controller: "oauth/signin#create",
+      description:
+        "The confirmation page's form (`token`, `csrf`): signs the browser in and redirects (303) to the link's redirect URI with `code` (and `state` when the link came from the login page).",
+      success: { status: 303, data: z.null(), redirect: true },
+    }),
+    async (c) => {
+      const fallbackLocale = pageLocale(undefined, c.req.header("Accept-Language"));
+      if (!isForm(c.req.header("Content-Type"))) return linkFailurePage(c, "invalid", fallbackLocale);
+      const form = new URLSearchParams(await c.req.text());
+      const token = form.get("token") ?? "";
+      const now = nowInSeconds();
+      // A forged post would sign the victim in as someone else: the CSRF token must hold first.
+      if (!(await csrfTokenValid(c, form.get("csrf")))) {
+        const state = await inspectSignInLink(c, token, now);
+        return linkFailurePage(c, state.outcome === "live" ? "invalid" : state.outcome, linkLocale(c, state));
+      }
+      const used = await useSignInLink(c, token, (id) => findClient(c.get("db"), id), now);
+      if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale);
+      const { link, userId } = used;
+      const client = await findClient(c.get("db"), link.clientId);
+      if (!client || !isRegisteredRedirectUri(client.redirectUris, link.redirectUri)) {
+        return linkFailurePage(c, "invalid", pageLocale(link.locale, undefined));
+      }
+      await startSession(
+        c,
+        await newSessionId(c.env),
+        {
+          userId,
+          clientId: client.id,
+          lifetime: link.remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
+          persistent: link.remember,
+        },
+        now,
+      );
+      return redirectWithCode(c, {
+        clientId: client.id,
+        userId,
+        redirectUri: link.redirectUri,
+        state: link.state,
+        codeChallenge: link.codeChallenge,
+      });
+    },
+  );
+
+/** The link's own locale (that of the request that sent it), else the browser's. */
+function linkLocale(c: Context<AppEnv>, state: LinkState): Locale {
+  const own = state.outcome === "live" ? LOCALES.find((l) => l === state.link.locale) : undefined;
+  return own ?? pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
+}
+
+function linkFailurePage(c: Context<AppEnv>, outcome: "invalid" | "expired" | "spent", locale: Locale) {
+  const text = MESSAGES[locale];
+  const { title, text: body } =
+    outcome === "invalid" ? text.linkInvalid : outcome === "expired" ? text.signInLinkExpired : text.signInLinkSpent;
+  return renderPage(c, outcome === "invalid" ? 400 : 410, { locale, title, body: <p>{body}</p> });
+}

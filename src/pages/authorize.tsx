@@ -1,0 +1,87 @@
+/**
+ * The login and consent pages of /oauth/authorize. Both are plain forms that post back to
+ * /oauth/authorize with the authorization request in hidden fields (judged again on every post)
+ * and the CSRF token; no script. Labels name every field, errors are announced (role=alert), and
+ * the autocomplete hints let password managers and phones fill them in.
+ */
+import type { ClientField } from "../schemas/client-fields";
+import type { Locale } from "./locale";
+import { MESSAGES } from "./messages";
+
+export type FormContext = {
+  locale: Locale;
+  clientName: string;
+  /** The authorization request's parameters, posted back as they came. */
+  parameters: Record<string, string>;
+  csrf: string;
+};
+
+function RequestFields({ parameters, csrf, locale }: Pick<FormContext, "parameters" | "csrf" | "locale">) {
+  return (
+    <>
+      {Object.entries(parameters).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <input type="hidden" name="locale" value={locale} />
+      <input type="hidden" name="csrf" value={csrf} />
+    </>
+  );
+}
+
+export function SignInForm(props: FormContext & { email?: string; alert?: string }) {
+  const text = MESSAGES[props.locale].signIn;
+  return (
+    <>
+      <p>{text.intro(props.clientName)}</p>
+      {props.alert && (
+        <p class="alert" role="alert">
+          {props.alert}
+        </p>
+      )}
+      <form method="post" action="/oauth/authorize">
+        <RequestFields {...props} />
+        <label for="email">{text.email}</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value={props.email ?? ""} />
+        <label for="password">{text.password}</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" />
+        <label class="check">
+          <input type="checkbox" name="remember" value="1" checked />
+          {text.remember}
+        </label>
+        <button type="submit" name="action" value="login">
+          {text.submit}
+        </button>
+        <button type="submit" name="action" value="link" class="secondary">
+          {text.sendLink}
+        </button>
+      </form>
+    </>
+  );
+}
+
+export function ConsentForm(props: FormContext & { fields: ClientField[] }) {
+  const text = MESSAGES[props.locale].consent;
+  return (
+    <>
+      <p>{text.intro(props.clientName)}</p>
+      {props.fields.length === 0 ? (
+        <p>{text.nothing}</p>
+      ) : (
+        <ul>
+          {props.fields.map((field) => (
+            <li>{text.fields[field]}</li>
+          ))}
+        </ul>
+      )}
+      <form method="post" action="/oauth/authorize">
+        <RequestFields {...props} />
+        <button type="submit" name="action" value="approve">
+          {text.approve}
+        </button>
+        <button type="submit" name="action" value="deny" class="secondary">
+          {text.deny}
+        </button>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * A browser for the login pages, through the Worker's real fetch: it keeps cookies as a browser
+ * does (by name, removed by Max-Age=0), follows nothing (each redirect is looked at), and reads
+ * the forms the pages render.
+ */
+import { expect } from "vitest";
+import { call } from "./http";
+
+export class Browser {
+  readonly cookies = new Map<string, string>();
+  constructor(private readonly headers: Record<string, string> = {}) {}
+
+  async get(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    return this.keep(await call(path, { headers: this.request(headers), redirect: "manual" }));
+  }
+
+  async post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+    return this.keep(
+      await call(path, {
+        method: "POST",
+        headers: this.request({ "Content-Type": "application/x-www-form-urlencoded", ...headers }),
+        body: new URLSearchParams(fields).toString(),
+        redirect: "manual",
+      }),
+    );
+  }
+
+  /** Submits the page's form as it is, with `fields` filled in (a button's name and value among them). */
+  async submit(page: string, fields: Record<string, string>, path = formAction(page)): Promise<Response> {
+    return this.post(path, { ...hiddenFields(page), ...fields });
+  }
+
+  private request(headers: Record<string, string>): Record<string, string> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    return { ...this.headers, ...(cookie && { Cookie: cookie }), ...headers };
+  }
+
+  private keep(res: Response): Response {
+    for (const header of res.headers.getSetCookie()) {
+      const [pair = "", ...attributes] = header.split(";").map((part) => part.trim());
+      const [name = "", value = ""] = pair.split(/=(.*)/s);
+      if (attributes.some((a) => /^max-age=0$/i.test(a)) || value === "") this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return res;
+  }
+}
+
+/** The hidden fields of the page's form, as a browser would post them. */
+export function hiddenFields(page: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [, name, value] of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)) {
+    fields[name!] = decodeEntities(value!);
+  }
+  return fields;
+}
+
+function formAction(page: string): string {
+  return /<form method="post" action="([^"]+)"/.exec(page)![1]!;
+}
+
+function decodeEntities(text: string): string {
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
+}
+
+/** A browser page: HTML, never cached, no script, framing refused unless `frameable`. */
+export async function expectPage(res: Response, status: number, title: string, { frameable = false } = {}) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("Content-Type")).toContain("text/html");
+  expect(res.headers.get("Cache-Control")).toBe("no-store");
+  expect(res.headers.get("Referrer-Policy")).toBe("no-referrer");
+  const csp = res.headers.get("Content-Security-Policy")!;
+  expect(csp).toContain("default-src 'none'");
+  expect(csp).toContain("form-action 'self'");
+  expect(csp).not.toContain("script-src");
+  if (!frameable) expect(csp).toContain("frame-ancestors 'none'");
+  const body = await res.text();
+  expect(body).toMatch(/^<!doctype html>/);
+  expect(body).toContain(`<h1>${title}</h1>`);
+  expect(body).not.toContain("<script");
+  return body;
+}
+
+/** The query parameters of a redirect's Location. */
+export function redirectParameters(res: Response): { base: string; params: URLSearchParams } {
+  expect(res.status).toBe(303);
+  const location = new URL(res.headers.get("Location")!);
+  const base = `${location.origin}${location.pathname}`;
+  return { base, params: location.searchParams };
+}

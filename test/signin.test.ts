@@ -1,0 +1,320 @@
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { userClients, users } from "../src/db/schema";
+import { s256Challenge } from "../src/kv/codes";
+import worker from "../src/index";
+import { Browser, expectPage, redirectParameters } from "./helpers/browser";
+import { basicAuth, bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
+import { createClient, createUser } from "./helpers/seed";
+
+const CALLBACK = "https://test.example/callback";
+const CREATED = "Signin request created and sent";
+
+let nextUser = 9_500 + Math.floor(Math.random() * 40) * 10;
+
+async function shop(overrides: Record<string, unknown> = {}) {
+  const client = await createClient({
+    name: "Fjord Shop",
+    grantTypes: ["client_credentials", "authorization_code", "password"],
+    autoApprove: true,
+    ...overrides,
+  });
+  return { ...client, token: await serverToken(client) };
+}
+
+/** Captures the links the console mailer prints (the local mailer; tests run as development). */
+function mailbox() {
+  const log = vi.spyOn(console, "log");
+  return {
+    /** The newest link sent to `email`. */
+    link(email: string): string {
+      const printed = log.mock.calls
+        .map((call) => String(call[0]))
+        .filter((text) => text.includes(`mail to ${email}:`));
+      const url = /https:\/\/accounts\.test\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(printed.at(-1) ?? "")?.[0];
+      if (!url) throw new Error(`no link was mailed to ${email}`);
+      return url.replace("https://accounts.test", "");
+    },
+    printed: () => log.mock.calls.map((call) => String(call[0])).join("\n"),
+  };
+}
+
+function requestLink(token: string, fields: Record<string, string>) {
+  return postForm("/api/2/signin", fields, bearer(token));
+}
+
+async function expectFailure(res: Response, status: number, description: string) {
+  const body = await container(res);
+  expect(res.status).toBe(status);
+  expect(body.error).toMatchObject({ error_code: status, error_description: description });
+}
+
+/** Opens the link in a browser and confirms it. */
+async function confirm(browser: Browser, link: string) {
+  const page = await expectPage(await browser.get(link), 200, "Confirm sign-in");
+  return { page, res: await browser.submit(page, {}) };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe("POST /api/2/signin", () => {
+  it("mails a link that signs a registered user in and brings them back with a code", async () => {
+    const client = await shop();
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const mail = mailbox();
+    const res = await requestLink(client.token, {
+      identifier: user.email,
+      redirectUri: CALLBACK,
+      context: "Your order 1234",
+    });
+    expect(res.status).toBe(201);
+    const body = await container(res);
+    expect(body.data).toBe(CREATED);
+
+    const link = mail.link(user.email);
+    const browser = new Browser();
+    const { page, res: confirmed } = await confirm(browser, link);
+    expect(page).toContain("Your order 1234");
+    const { base, params } = redirectParameters(confirmed);
+    expect(base).toBe(CALLBACK);
+    // A remembered session (remember defaults to 1): 30 days, kept across restarts.
+    expect(confirmed.headers.getSetCookie().find((c) => c.startsWith("__Host-session="))).toContain("Max-Age=2592000");
+    const tokens = await postForm(
+      "/oauth/token",
+      { grant_type: "authorization_code", code: params.get("code")!, redirect_uri: CALLBACK },
+      basicAuth(client.id, client.secret),
+    );
+    expect(((await tokens.json()) as { user_id: string }).user_id).toBe(user.row.userId);
+
+    // The mail is in the history with its `sent` event; its token is not the link's.
+    const history = await container(await call(`/api/2/mail?id=${user.row.userId}`, { headers: bearer(client.token) }));
+    const [sent] = history.data;
+    expect(sent).toMatchObject({ template: "signin", userEmail: user.email, events: [{ event: "sent" }] });
+    expect(link).not.toContain(sent.token);
+    // The link worked once.
+    const again = await new Browser().get(link);
+    await expectPage(again, 410, "This link no longer works");
+  });
+
+  it("makes an unverified user of an address without one, connected to the client, with its mail", async () => {
+    const client = await shop();
+    const email = `new-${crypto.randomUUID()}@example.org`;
+    const mail = mailbox();
+    expect((await requestLink(client.token, { identifier: email, redirectUri: CALLBACK, remember: "0" })).status).toBe(
+      201,
+    );
+    const { res } = await confirm(new Browser(), mail.link(email));
+    redirectParameters(res);
+    // Not remembered: the cookie ends with the browser.
+    expect(res.headers.getSetCookie().find((c) => c.startsWith("__Host-session="))).not.toContain("Max-Age");
+    const db = openDatabase(env.DB);
+    const created = await db.select().from(users).where(eq(users.email, email)).get();
+    expect(created).toMatchObject({ status: 0 });
+    expect(created!.emailVerified).not.toBeNull();
+    const connections = await db.select().from(userClients).where(eq(userClients.userId, created!.id)).all();
+    expect(connections.map((c) => c.clientId)).toEqual([client.id]);
+    const history = await container(await call(`/api/2/mail?id=${created!.id}`, { headers: bearer(client.token) }));
+    expect(history.data).toHaveLength(1);
+  });
+
+  it("keeps one live link per address: a new one replaces the last, and a second within 10 s is a 409", async () => {
+    const client = await shop();
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const mail = mailbox();
+    const now = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now });
+    expect((await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK })).status).toBe(201);
+    const first = mail.link(user.email);
+    const openedEarly = new Browser();
+    const earlyPage = await expectPage(await openedEarly.get(first), 200, "Confirm sign-in");
+    await expectFailure(
+      await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK }),
+      409,
+      "Signin request could not be created",
+    );
+    vi.setSystemTime(now + 11_000);
+    expect((await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK })).status).toBe(201);
+    const second = mail.link(user.email);
+    expect(second).not.toBe(first);
+    await expectPage(await new Browser().get(first), 410, "This link no longer works");
+    // Confirming the replaced link from a page opened before the replacement fails too.
+    await expectPage(await openedEarly.submit(earlyPage, {}), 410, "This link no longer works");
+    expect(openedEarly.cookies.has("__Host-session")).toBe(false);
+    redirectParameters((await confirm(new Browser(), second)).res);
+  });
+
+  it("expires a link after 5 minutes, judged in code", async () => {
+    const client = await shop();
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const mail = mailbox();
+    const now = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now });
+    await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK });
+    const link = mail.link(user.email);
+    const browser = new Browser();
+    vi.setSystemTime(now + 299_000);
+    const page = await expectPage(await browser.get(link), 200, "Confirm sign-in");
+    vi.setSystemTime(now + 300_000);
+    await expectPage(await browser.submit(page, {}), 410, "This link has expired");
+    await expectPage(await browser.get(link), 410, "This link has expired");
+    expect(browser.cookies.has("__Host-session")).toBe(false);
+  });
+
+  it("never spends a link by opening it, nor takes a confirmation without the page's CSRF token", async () => {
+    const client = await shop();
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const mail = mailbox();
+    await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK });
+    const link = mail.link(user.email);
+    await new Browser().get(link);
+    await new Browser().get(link);
+    const token = new URL(`https://x${link}`).searchParams.get("token")!;
+    const forged = await new Browser().post("/oauth/signin", { token });
+    await expectPage(forged, 400, "This link does not work");
+    expect(forged.headers.getSetCookie().some((c) => c.includes("session="))).toBe(false);
+    redirectParameters((await confirm(new Browser(), link)).res);
+  });
+
+  it("answers each of the spec's failures with its text and status", async () => {
+    const client = await shop();
+    const blocked = await createUser(nextUser++, { clients: [client.id], status: -2 });
+    const inactive = await createUser(nextUser++, { clients: [client.id], status: -1 });
+    const cases: [Record<string, string>, number, string][] = [
+      [{ redirectUri: CALLBACK }, 400, "Required identifier parameter is missing"],
+      [{ identifier: "not an address", redirectUri: CALLBACK }, 400, "Required identifier parameter is invalid"],
+      [{ identifier: "a@example.org" }, 400, "Required redirectUri parameter is missing"],
+      [
+        { identifier: "a@example.org", redirectUri: "https://evil.example/cb" },
+        400,
+        "Required redirectUri parameter is invalid or not matching requesting client",
+      ],
+      [
+        { identifier: "a@example.org", redirectUri: CALLBACK, remember: "yes" },
+        400,
+        "Signin request could not be created",
+      ],
+      [{ identifier: blocked.email, redirectUri: CALLBACK }, 302, "The email address is blocked"],
+      [{ identifier: inactive.email, redirectUri: CALLBACK }, 400, "Signin request could not be created"],
+    ];
+    for (const [fields, status, description] of cases) {
+      await expectFailure(await requestLink(client.token, fields), status, description);
+    }
+    // A redirect URI registered for another client is not the caller's.
+    await createClient({ redirectUris: ["https://other.example/cb"] });
+    await expectFailure(
+      await requestLink(client.token, { identifier: "a@example.org", redirectUri: "https://other.example/cb" }),
+      400,
+      "Required redirectUri parameter is invalid or not matching requesting client",
+    );
+  });
+
+  it("takes a server token only", async () => {
+    const client = await shop();
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const token = await userToken(user, { ...client, redirectUris: [CALLBACK] });
+    const res = await requestLink(token, { identifier: user.email, redirectUri: CALLBACK });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe("the mailer's HTTP provider", () => {
+  async function withProvider(answer: () => Promise<Response>) {
+    const client = await shop();
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const realFetch = globalThis.fetch;
+    const provider = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      return url.startsWith("https://mail.provider.test/") ? answer() : realFetch(input, init);
+    });
+    const configured = { ...env, MAIL_API_URL: "https://mail.provider.test/send", MAIL_API_KEY: "provider-key" };
+    const res = await worker.fetch(
+      new Request("https://accounts.test/api/2/signin", {
+        method: "POST",
+        headers: { ...bearer(client.token), "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ identifier: user.email, redirectUri: CALLBACK }).toString(),
+      }),
+      configured,
+      createExecutionContext(),
+    );
+    const history = await container(await call(`/api/2/mail?id=${user.row.userId}`, { headers: bearer(client.token) }));
+    return { res, provider, history: history.data, user, client };
+  }
+
+  it("posts the message with the key, and records it as sent", async () => {
+    const { res, provider, history, user } = await withProvider(async () => new Response(null, { status: 202 }));
+    expect(res.status).toBe(201);
+    const [url, init] = provider.mock.calls.find(([input]) => String(input).startsWith("https://mail.provider"))!;
+    expect(String(url)).toBe("https://mail.provider.test/send");
+    expect(new Headers(init!.headers).get("Authorization")).toBe("Bearer provider-key");
+    const message = JSON.parse(String(init!.body));
+    expect(message).toMatchObject({ to: user.email, subject: "Your sign-in link for Fjord Shop" });
+    expect(message.text).toContain("https://accounts.test/oauth/signin?token=");
+    expect(history[0].events).toEqual([expect.objectContaining({ event: "sent" })]);
+  });
+
+  it("records a refusal as a failed mail and answers 400, never a 500, with no live link left", async () => {
+    const { res, history, user, client } = await withProvider(async () => new Response("quota", { status: 500 }));
+    expect(res.status).toBe(400);
+    expect((await container(res)).error?.error_description).toBe("Signin request could not be created");
+    expect(history[0]).toMatchObject({ template: "signin", events: [expect.objectContaining({ event: "failed" })] });
+    // The failed request left no live link behind: asking again at once is not "too soon".
+    expect((await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK })).status).toBe(201);
+  });
+
+  it("records an unreachable provider the same way", async () => {
+    const { res, history } = await withProvider(async () => {
+      throw new TypeError("network down");
+    });
+    expect(res.status).toBe(400);
+    expect(history[0].events[0].event).toBe("failed");
+  });
+});
+
+describe("the login page's sign-in link", () => {
+  it("mails a link that finishes the authorization request: its state, its PKCE challenge", async () => {
+    const client = await shop({ grantTypes: ["client_credentials", "authorization_code"] });
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const mail = mailbox();
+    const verifier = "v".repeat(50);
+    const query = new URLSearchParams({
+      client_id: client.id,
+      redirect_uri: CALLBACK,
+      response_type: "code",
+      state: "from-the-page",
+      code_challenge: await s256Challenge(verifier),
+      code_challenge_method: "S256",
+    });
+    const browser = new Browser();
+    const login = await (await browser.get(`/oauth/authorize?${query}`)).text();
+    const sent = await browser.submit(login, { action: "link", email: user.email });
+    await expectPage(sent, 200, "Check your e-mail");
+    const { res } = await confirm(new Browser(), mail.link(user.email));
+    const { params } = redirectParameters(res);
+    expect(params.get("state")).toBe("from-the-page");
+    const tokens = await postForm(
+      "/oauth/token",
+      { grant_type: "authorization_code", code: params.get("code")!, redirect_uri: CALLBACK, code_verifier: verifier },
+      basicAuth(client.id, client.secret),
+    );
+    expect(tokens.status).toBe(200);
+  });
+
+  it("answers the same page for an unknown or blocked address, sending nothing to a blocked one", async () => {
+    const client = await shop({ grantTypes: ["client_credentials", "authorization_code"] });
+    const blocked = await createUser(nextUser++, { clients: [client.id], status: -2 });
+    const mail = mailbox();
+    const query = `client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code`;
+    for (const email of [blocked.email, `nobody-${crypto.randomUUID()}@example.org`]) {
+      const browser = new Browser();
+      const login = await (await browser.get(`/oauth/authorize?${query}`)).text();
+      await expectPage(await browser.submit(login, { action: "link", email }), 200, "Check your e-mail");
+    }
+    expect(mail.printed()).not.toContain(blocked.email);
+  });
+});
