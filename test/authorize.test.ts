@@ -199,6 +199,9 @@ describe("GET /oauth/authorize: login, consent, code", () => {
     const swedish = await new Browser({ "Accept-Language": "sv-SE,sv;q=0.9,en;q=0.5" }).get(authorizePath(client.id));
     expect(await expectPage(swedish, 200, "Logga in")).toContain('<html lang="sv-SE">');
     expect(swedish.headers.get("X-Frame-Options")).toBe("DENY");
+    // Browsers hold a form post's redirect to form-action: the answer may go to the client's URIs.
+    const csp = swedish.headers.get("Content-Security-Policy")!;
+    expect(csp).toContain("form-action 'self' https://test.example;");
   });
 
   it("styles the pages with the client's css, taking only safe values", async () => {

@@ -229,13 +229,18 @@ async function formContext(flow: Flow): Promise<FormContext> {
 }
 
 function page(
-  { c, request, locale }: Flow,
+  { c, request, failureUri, locale }: Flow,
   status: PageStatus,
   title: string,
   body: Child,
   headers: Record<string, string> = {},
 ): Promise<Response> {
-  return renderPage(c, status, { locale, title, body }, { clientStyle: clientStyle(request.client.css), headers });
+  return renderPage(
+    c,
+    status,
+    { locale, title, body },
+    { clientStyle: clientStyle(request.client.css), redirectsTo: [request.redirectUri, failureUri], headers },
+  );
 }
 
 function failed(

@@ -39,25 +39,30 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       const locale = linkLocale(c, state);
       if (state.outcome !== "live") return linkFailurePage(c, state.outcome, locale);
       const text = MESSAGES[locale].confirmSignIn;
-      return renderPage(c, 200, {
-        locale,
-        title: text.title,
-        body: (
-          <>
-            <p>{text.intro}</p>
-            {state.link.context && (
-              <p>
-                {text.context} {state.link.context}
-              </p>
-            )}
-            <form method="post" action="/oauth/signin">
-              <input type="hidden" name="token" value={token} />
-              <input type="hidden" name="csrf" value={await csrfToken(c)} />
-              <button type="submit">{text.confirm}</button>
-            </form>
-          </>
-        ),
-      });
+      return renderPage(
+        c,
+        200,
+        {
+          locale,
+          title: text.title,
+          body: (
+            <>
+              <p>{text.intro}</p>
+              {state.link.context && (
+                <p>
+                  {text.context} {state.link.context}
+                </p>
+              )}
+              <form method="post" action="/oauth/signin">
+                <input type="hidden" name="token" value={token} />
+                <input type="hidden" name="csrf" value={await csrfToken(c)} />
+                <button type="submit">{text.confirm}</button>
+              </form>
+            </>
+          ),
+        },
+        { redirectsTo: [state.link.redirectUri] },
+      );
     },
   )
   .post(

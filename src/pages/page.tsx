@@ -23,6 +23,11 @@ export type PageOptions = {
   frameable?: boolean;
   /** The client's own style sheet (pages/client-style.ts), after ours. */
   clientStyle?: string;
+  /**
+   * Where the page's form may end up: browsers hold the redirect after a form post to
+   * `form-action` too, so the registered URIs the answer may redirect to are listed (as origins).
+   */
+  redirectsTo?: string[];
   headers?: Record<string, string>;
 };
 
@@ -33,14 +38,14 @@ export async function renderPage(
   c: Context<AppEnv>,
   status: PageStatus,
   page: { locale: Locale; title: string; body: Child },
-  { frameable = false, clientStyle = "", headers = {} }: PageOptions = {},
+  { frameable = false, clientStyle = "", redirectsTo = [], headers = {} }: PageOptions = {},
 ): Promise<Response> {
   const styles = clientStyle ? [STYLE, clientStyle] : [STYLE];
   const csp = [
     "default-src 'none'",
     `style-src ${(await Promise.all(styles.map(inlineStyleSource))).join(" ")}`,
     "base-uri 'none'",
-    "form-action 'self'",
+    ["form-action 'self'", ...new Set(redirectsTo.map((uri) => new URL(uri).origin))].join(" "),
     ...(frameable ? [] : ["frame-ancestors 'none'"]),
   ].join("; ");
   const document = (
