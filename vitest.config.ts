@@ -4,9 +4,10 @@ import { defineConfig } from "vitest/config";
 import { generateDataProtectionKey, generateSigningKeys } from "./scripts/lib/keys.ts";
 
 /**
- * Three projects: `workers` runs the Worker's tests in the Workers runtime against real local D1,
+ * Four projects: `workers` runs the Worker's tests in the Workers runtime against real local D1,
  * KV and the Durable Object; `cli` runs the Node-side commands (test/cli) as an operator would;
- * `interop` drives the running server with standard OAuth client libraries.
+ * `interop` drives the running server with standard OAuth client libraries; `e2e` drives it with
+ * a real browser (`npm run test:e2e`; `npm test` runs the other three).
  */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
@@ -49,6 +50,16 @@ export default defineConfig(async () => {
           test: {
             name: "interop",
             include: ["test/interop/**/*.test.ts"],
+            environment: "node",
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
+        {
+          // `npm run test:e2e`: needs Chromium (/usr/bin/chromium, or CHROMIUM_PATH).
+          test: {
+            name: "e2e",
+            include: ["test/e2e/**/*.test.ts"],
             environment: "node",
             testTimeout: 60_000,
             hookTimeout: 60_000,

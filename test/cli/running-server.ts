@@ -10,7 +10,12 @@ import { join } from "node:path";
 import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
 import { npmScript } from "./commands";
 
-export type RunningServer = { base: string; stop(): Promise<void> };
+export type RunningServer = {
+  base: string;
+  /** Everything the server has printed so far (the local mailer prints sign-in links there). */
+  output(): string;
+  stop(): Promise<void>;
+};
 
 async function freePort(): Promise<number> {
   const probe = createServer().listen(0, "127.0.0.1");
@@ -58,5 +63,5 @@ export async function startServer(): Promise<RunningServer> {
     await stop();
     throw err;
   }
-  return { base, stop };
+  return { base, output: () => output, stop };
 }

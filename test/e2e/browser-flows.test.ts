@@ -1,0 +1,263 @@
+/**
+ * The browser flows end to end: Debian's Chromium, driven by playwright-core, against the service
+ * as `npm start` runs it with the demo data. The clients' own sites do not exist here, so every
+ * request to an https site is answered by the test (the page a client would show) and recorded:
+ * that is where the codes and errors arrive.
+ */
+import AxeBuilder from "@axe-core/playwright";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import demo from "../../data/demo.json";
+import { type RunningServer, startServer } from "../cli/running-server";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const [web, app, fjord] = demo.clients as unknown as [Client, Client, Client];
+const [ingrid, erik] = demo.users as unknown as [DemoUser, DemoUser];
+type Client = { id: string; secret: string; redirectUris: string[]; defaultRedirectUri: string | null };
+type DemoUser = { userId: string; email: string; password: string };
+
+let server: RunningServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  server = await startServer();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const CLIENT_PAGE = '<!doctype html><html lang="en"><title>Client</title><h1>Back at the client</h1></html>';
+
+type Session = { context: BrowserContext; page: Page; arrivals: URL[] };
+
+/**
+ * A fresh browser profile. The clients' https sites do not exist here, and Playwright cannot
+ * route a redirect's target, so the service's answers pass through the test: a 303 to an https
+ * site is answered with a stand-in for that site's page (cookies kept) and recorded in `arrivals`.
+ */
+async function newContext(options: { locale?: string } = {}): Promise<Session> {
+  const context = await browser.newContext(options);
+  const arrivals: URL[] = [];
+  await context.route(
+    (url) => url.origin === server.base,
+    async (route) => {
+      const response = await route.fetch({ maxRedirects: 0 });
+      const location = response.headers()["location"];
+      if (response.status() !== 303 || !location?.startsWith("https://")) return route.fulfill({ response });
+      arrivals.push(new URL(location));
+      const cookies = response.headersArray().filter(({ name }) => name.toLowerCase() === "set-cookie");
+      return route.fulfill({
+        status: 200,
+        contentType: "text/html",
+        body: CLIENT_PAGE,
+        headers: Object.fromEntries(cookies.map(({ name, value }) => [name, value])),
+      });
+    },
+  );
+  return { context, page: await context.newPage(), arrivals };
+}
+
+function authorizeUrl(client: Client, extra: Record<string, string> = {}) {
+  const query = new URLSearchParams({
+    client_id: client.id,
+    redirect_uri: client.redirectUris[0]!,
+    response_type: "code",
+    state: "e2e-state",
+    ...extra,
+  });
+  return `${server.base}/oauth/authorize?${query}`;
+}
+
+/** Waits until the browser is back at the client's site; the query it arrived with. */
+async function backAtClient({ page, arrivals }: Session, client: Client, uri = client.redirectUris[0]!) {
+  await page.getByRole("heading", { name: "Back at the client" }).waitFor();
+  const arrival = arrivals.at(-1)!;
+  expect(`${arrival.origin}${arrival.pathname}`).toBe(uri);
+  return arrival.searchParams;
+}
+
+async function redeem(client: Client, code: string) {
+  const res = await fetch(`${server.base}/oauth/token`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      Authorization: `Basic ${btoa(`${client.id}:${client.secret}`)}`,
+    },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: client.redirectUris[0]! }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function signIn(page: Page, user: DemoUser) {
+  await page.getByLabel("E-mail address").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+async function expectNoAxeViolations(page: Page) {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  expect(violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+}
+
+/** The newest sign-in link the local mailer printed for `email`. */
+function mailedLink(email: string): string {
+  const mails = server.output().split(`mail to ${email}:`);
+  const link = /http:\/\/127\.0\.0\.1:\d+\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(mails.at(-1) ?? "");
+  if (mails.length < 2 || !link) throw new Error(`no link was mailed to ${email}`);
+  return link[0];
+}
+
+describe("browser flows in Chromium", () => {
+  // First: erik has not yet granted the app access, so each locale's run sees its consent page.
+  describe.each([
+    ["en_US", "Sign in", "Allow access", "Check your e-mail", "You are signed out", "Sign-in cannot start"],
+    ["nb_NO", "Logg inn", "Gi tilgang", "Sjekk e-posten din", "Du er logget ut", "Innloggingen kan ikke starte"],
+    ["sv_SE", "Logga in", "Ge åtkomst", "Kolla din e-post", "Du är utloggad", "Inloggningen kan inte starta"],
+  ])("every page in %s", (locale, signInTitle, consentTitle, sentTitle, signedOutTitle, errorTitle) => {
+    it("has no accessibility violations (axe-core)", async () => {
+      const session = await newContext({ locale: locale.replace("_", "-") });
+      const { context, page } = session;
+      const heading = (name: string) => page.getByRole("heading", { name, level: 1 }).waitFor();
+
+      await page.goto(authorizeUrl(app, { locale }));
+      await heading(signInTitle);
+      await expectNoAxeViolations(page);
+
+      await page.locator("#email").fill(erik.email);
+      await page.locator("#password").fill("a wrong password");
+      await page.locator('button[value="login"]').click();
+      await page.getByRole("alert").waitFor();
+      await expectNoAxeViolations(page);
+
+      await page.locator("#password").fill(erik.password);
+      await page.locator('button[value="login"]').click();
+      await heading(consentTitle);
+      await expectNoAxeViolations(page);
+      // Denied, so that the next locale's run sees the consent page too.
+      await page.locator('button[value="deny"]').click();
+      expect((await backAtClient(session, app)).get("error")).toBe("access_denied");
+
+      await page.goto(authorizeUrl(fjord, { locale }));
+      const address = `axe-${locale.toLowerCase()}@example.org`;
+      await page.locator("#email").fill(address);
+      await page.locator('button[value="link"]').click();
+      await heading(sentTitle);
+      await expectNoAxeViolations(page);
+
+      await page.goto(mailedLink(address));
+      await page.locator("form button").waitFor();
+      await expectNoAxeViolations(page);
+
+      await page.goto(`${server.base}/oauth/logout?locale=${locale}`);
+      await heading(signedOutTitle);
+      await expectNoAxeViolations(page);
+
+      await page.goto(`${server.base}/oauth/authorize?client_id=nobody&locale=${locale}`);
+      await heading(errorTitle);
+      await expectNoAxeViolations(page);
+
+      await page.goto(`${server.base}/oauth/webview?code=not-a-code&locale=${locale}`);
+      await expectNoAxeViolations(page);
+      await context.close();
+    });
+  });
+  it("authorize → login → consent → back with a code → token, then single sign-on into a second client", async () => {
+    const session = await newContext();
+    const { context, page } = session;
+    await page.goto(authorizeUrl(app));
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await signIn(page, erik);
+    await page.getByRole("button", { name: "Allow" }).click();
+    const params = await backAtClient(session, app);
+    expect(params.get("state")).toBe("e2e-state");
+    const tokens = await redeem(app, params.get("code")!);
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.user_id).toBe(erik.userId);
+
+    // The Web client has single sign-on: the authorize request itself answers with the code.
+    await page.goto(authorizeUrl(web));
+    const sso = await backAtClient(session, web);
+    expect((await redeem(web, sso.get("code")!)).body.user_id).toBe(erik.userId);
+    await context.close();
+  });
+
+  it("signs in with a link mailed from the login page", async () => {
+    const session = await newContext();
+    const { context, page } = session;
+    await page.goto(authorizeUrl(web));
+    await page.getByLabel("E-mail address").fill(ingrid.email);
+    await page.getByRole("button", { name: "E-mail me a sign-in link" }).click();
+    await page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
+    await page.goto(mailedLink(ingrid.email));
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const params = await backAtClient(session, web);
+    expect(params.get("state")).toBe("e2e-state");
+    expect((await redeem(web, params.get("code")!)).body.user_id).toBe(ingrid.userId);
+    await context.close();
+  });
+
+  it("handles a bad redirect URI by the three rules, and shows a page when nothing is safe", async () => {
+    const session = await newContext();
+    const { context, page } = session;
+    await page.goto(authorizeUrl(web, { redirect_uri: "https://evil.example/cb" }));
+    const params = await backAtClient(session, web, web.defaultRedirectUri!);
+    expect(params.get("error")).toBe("redirect_uri_mismatch");
+    expect(params.get("state")).toBe("e2e-state");
+
+    // Fjord has no default redirect URI: nowhere safe to send the failure.
+    const res = await page.goto(authorizeUrl(fjord, { redirect_uri: "https://evil.example/cb" }));
+    expect(res!.status()).toBe(400);
+    expect(new URL(page.url()).origin).toBe(server.base);
+    await page.getByRole("heading", { name: "Sign-in cannot start" }).waitFor();
+    await context.close();
+  });
+
+  it("opens a webview session from a session code, and the webview is then signed in", async () => {
+    const password = await fetch(`${server.base}/oauth/token`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        Authorization: `Basic ${btoa(`${web.id}:${web.secret}`)}`,
+      },
+      body: new URLSearchParams({
+        grant_type: "password",
+        username: ingrid.email,
+        password: ingrid.password,
+        redirect_uri: web.redirectUris[0]!,
+      }),
+    });
+    const { access_token } = (await password.json()) as { access_token: string };
+    const exchange = await fetch(`${server.base}/api/2/oauth/exchange`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Authorization: `Bearer ${access_token}` },
+      body: new URLSearchParams({ clientId: app.id, type: "session", redirectUri: app.redirectUris[0]! }),
+    });
+    const exchanged = (await exchange.json()) as { data: { code: string } | null; error: unknown };
+    if (!exchanged.data) throw new Error(`exchange: ${JSON.stringify(exchanged.error)}`);
+    const { code } = exchanged.data;
+
+    const session = await newContext();
+    const { context, page } = session;
+    await page.goto(`${server.base}/oauth/webview?code=${encodeURIComponent(code)}`);
+    await backAtClient(session, app);
+    // Signed in: the SSO client lets the webview straight through.
+    await page.goto(authorizeUrl(web));
+    expect((await redeem(web, (await backAtClient(session, web)).get("code")!)).body.user_id).toBe(ingrid.userId);
+    // The code worked once.
+    const reused = await page.goto(`${server.base}/oauth/webview?code=${encodeURIComponent(code)}`);
+    expect(reused!.status()).toBe(410);
+    await context.close();
+  });
+});
