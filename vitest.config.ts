@@ -32,7 +32,7 @@ export default defineConfig(async () => {
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/cli/**", "test/interop/**"],
+            exclude: ["test/cli/**", "test/interop/**", "test/e2e/**"],
             setupFiles: ["./test/setup.ts"],
           },
         },
