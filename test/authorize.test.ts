@@ -221,6 +221,22 @@ describe("GET /oauth/authorize: login, consent, code", () => {
     expect(res.headers.get("Content-Security-Policy")!.match(/'sha256-/g)).toHaveLength(2);
   });
 
+  it("takes approve or deny only from a signed-in browser, and a form only as a form", async () => {
+    const client = await webClient();
+    const browser = new Browser();
+    const login = await (await browser.get(authorizePath(client.id))).text();
+    const approve = await browser.submit(login, { action: "approve" });
+    expect(await expectPage(approve, 403, "Sign in")).toContain("The page had expired. Please try again.");
+    const unknown = await browser.submit(login, { action: "other" });
+    await expectPage(unknown, 400, "Sign in");
+    const json = await call("/oauth/authorize", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ client_id: client.id }),
+    });
+    await expectPage(json, 400, "Sign-in cannot start");
+  });
+
   it("refuses HEAD, so that prefetchers never pass through", async () => {
     const client = await webClient();
     expect((await call(authorizePath(client.id), { method: "HEAD" })).status).toBe(405);
@@ -413,10 +429,16 @@ describe("GET /oauth/authorize: where failures go (the spec's three rules)", () 
     ["a repeated parameter", "&state=again", "invalid_request"],
     ["a response type other than code", "&response_type=token", "invalid_request"],
     ["a scope", "&scope=openid", "invalid_scope"],
-  ])("sends %s back as an error", async (_, extra, error) => {
+    ["a state over 2,048 characters", "", "invalid_request"],
+  ])("sends %s back as an error", async (name, extra, error) => {
     const client = await webClient();
-    const { params } = redirectParameters(await call(`${authorizePath(client.id)}${extra}`, { redirect: "manual" }));
+    const path = name.startsWith("a state")
+      ? authorizePath(client.id, { state: "s".repeat(2049) })
+      : authorizePath(client.id);
+    const { params } = redirectParameters(await call(`${path}${extra}`, { redirect: "manual" }));
     expect(params.get("error")).toBe(error);
+    // A state too long to trust is not sent back.
+    if (name.startsWith("a state")) expect(params.get("state")).toBeNull();
   });
 
   it("refuses a missing response_type as invalid_request, an unknown one as unsupported_response_type", async () => {

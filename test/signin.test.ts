@@ -166,6 +166,19 @@ describe("POST /api/2/signin", () => {
     expect(browser.cookies.has("__Host-session")).toBe(false);
   });
 
+  it("answers an unknown, malformed or overlong token with a page, never a login", async () => {
+    for (const token of ["", "not-a-token", "x".repeat(65), "a".repeat(43)]) {
+      const res = await new Browser().get(`/oauth/signin?token=${token}`);
+      await expectPage(res, 400, "This link does not work");
+    }
+    const notForm = await call("/oauth/signin", {
+      method: "POST",
+      body: "{}",
+      headers: { "Content-Type": "application/json" },
+    });
+    await expectPage(notForm, 400, "This link does not work");
+  });
+
   it("never spends a link by opening it, nor takes a confirmation without the page's CSRF token", async () => {
     const client = await shop();
     const user = await createUser(nextUser++, { clients: [client.id] });
@@ -212,6 +225,24 @@ describe("POST /api/2/signin", () => {
       400,
       "Required redirectUri parameter is invalid or not matching requesting client",
     );
+  });
+
+  it("gives a public client no code it could redeem without PKCE", async () => {
+    const app = await shop({ public: true });
+    const user = await createUser(nextUser++, { clients: [app.id] });
+    const mail = mailbox();
+    await requestLink(app.token, { identifier: user.email, redirectUri: CALLBACK });
+    const { params } = redirectParameters((await confirm(new Browser(), mail.link(user.email))).res);
+    const res = await postForm("/oauth/token", {
+      grant_type: "authorization_code",
+      client_id: app.id,
+      code: params.get("code")!,
+      redirect_uri: CALLBACK,
+    });
+    const body = (await res.json()) as { error: string; error_description: string };
+    expect(res.status).toBe(400);
+    expect(body.error).toBe("invalid_grant");
+    expect(body.error_description).toContain("code_verifier");
   });
 
   it("takes a server token only", async () => {
@@ -303,6 +334,46 @@ describe("the login page's sign-in link", () => {
       basicAuth(client.id, client.secret),
     );
     expect(tokens.status).toBe(200);
+  });
+
+  it("asks for consent on use where the client needs it, and connects the user only on approval", async () => {
+    const client = await shop({ grantTypes: ["client_credentials", "authorization_code"], autoApprove: false });
+    const email = `consent-${crypto.randomUUID()}@example.org`;
+    const mail = mailbox();
+    const query = `client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code&state=s1`;
+    const browser = new Browser();
+    const login = await (await browser.get(`/oauth/authorize?${query}`)).text();
+    await browser.submit(login, { action: "link", email });
+    const { res } = await confirm(browser, mail.link(email));
+    const consent = await expectPage(res, 200, "Allow access");
+    const db = openDatabase(env.DB);
+    const created = (await db.select().from(users).where(eq(users.email, email)).get())!;
+    const connectionsOf = () => db.select().from(userClients).where(eq(userClients.userId, created.id)).all();
+    expect(await connectionsOf()).toEqual([]);
+    const { params } = redirectParameters(await browser.submit(consent, { action: "approve" }));
+    expect(params.get("state")).toBe("s1");
+    expect((await connectionsOf()).map((c) => c.clientId)).toEqual([client.id]);
+  });
+
+  it("holds one network address to 20 links per client in 15 minutes", async () => {
+    const client = await shop({ grantTypes: ["client_credentials", "authorization_code"] });
+    const query = `client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code`;
+    const browser = new Browser({ "CF-Connecting-IP": "198.51.100.7" });
+    const login = await (await browser.get(`/oauth/authorize?${query}`)).text();
+    for (let i = 0; i < 20; i++) {
+      const sent = await browser.submit(login, {
+        action: "link",
+        email: `burst-${i}-${crypto.randomUUID()}@example.org`,
+      });
+      expect(sent.status).toBe(200);
+    }
+    const refused = await browser.submit(login, { action: "link", email: "one-more@example.org" });
+    expect(await expectPage(refused, 429, "Sign in")).toContain("Too many attempts");
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    // Another network address is not held back.
+    const other = new Browser({ "CF-Connecting-IP": "198.51.100.8" });
+    const page = await (await other.get(`/oauth/authorize?${query}`)).text();
+    expect((await other.submit(page, { action: "link", email: "one-more@example.org" })).status).toBe(200);
   });
 
   it("answers the same page for an unknown or blocked address, sending nothing to a blocked one", async () => {

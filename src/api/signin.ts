@@ -21,7 +21,7 @@ import { signinRequestSchema } from "../schemas/signin";
 /** Shown on the confirmation page and in the mail; one short paragraph. */
 const MAX_CONTEXT_LENGTH = 500;
 const CONTROL = /\p{Cc}/u;
-export const SIGNIN_CREATED = "Signin request created and sent";
+const SIGNIN_CREATED = "Signin request created and sent";
 
 const notCreated = (status: 400 | 409) =>
   new ApiError(status, "invalid_request", "Signin request could not be created");

@@ -134,15 +134,16 @@ export class RateLimiter extends DurableObject<Bindings> {
   /**
    * Counts a password sign-in attempt for an account (an opaque key) before the password is
    * checked, so that parallel guesses are counted too; a correct password takes the count back
-   * (signInSucceeded). Refused once SIGN_IN_FAILURE_LIMIT attempts have failed in the window.
+   * (signInSucceeded). Refused once `limit` attempts have failed in the window. Also counts what is
+   * never taken back (sign-in links asked for from one address, `limit` per window).
    */
-  async beginSignIn(account: string): Promise<SignInAttempt> {
+  async beginSignIn(account: string, limit = SIGN_IN_FAILURE_LIMIT): Promise<SignInAttempt> {
     const now = Date.now();
     const [stored] = this.ctx.storage.sql
       .exec<SignInAttempts>("SELECT count, ends_at FROM sign_in_attempts WHERE account = ?", account)
       .toArray();
     const live = stored && now < stored.ends_at ? stored : undefined;
-    if (live && live.count >= SIGN_IN_FAILURE_LIMIT) {
+    if (live && live.count >= limit) {
       return { allowed: false, retryAfter: Math.ceil((live.ends_at - now) / 1000) };
     }
     const endsAt = live?.ends_at ?? now + SIGN_IN_WINDOW_MS;

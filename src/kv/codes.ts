@@ -13,6 +13,7 @@ import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
+import { readRecord } from "./records";
 
 /** Spec "Limits": an exchange code expires 30 seconds after creation. */
 export const EXCHANGE_CODE_LIFETIME_MS = 30_000;
@@ -56,15 +57,7 @@ async function findExchangeCode(
   code: string,
 ): Promise<{ key: string; record: ExchangeCodeRecord | null }> {
   const key = await exchangeKey(env, code);
-  const stored = await env.CODES.get(key);
-  let value: unknown;
-  try {
-    value = stored === null ? null : JSON.parse(stored);
-  } catch {
-    value = null;
-  }
-  const parsed = z.safeParse(exchangeCodeRecordSchema, value);
-  return { key, record: parsed.success ? parsed.data : null };
+  return { key, record: await readRecord(env.CODES, key, exchangeCodeRecordSchema) };
 }
 
 /** What spending a code came to. `replayed` carries the grant its first redemption started, and whose. */
@@ -77,14 +70,22 @@ export type SpentCode =
  * Spends a code of `want.type` (for `want.clientId` and `want.redirectUri` when given), starting
  * `grant`: checks made here first, then the single redemption in the target client's RateLimiter.
  * Another client's code, a webview code at the token endpoint or the reverse are `invalid` and are
- * not spent; nor is a code whose PKCE challenge `want.codeVerifier` does not meet, or one without
- * a challenge presented with a verifier (RFC 9700 §2.1.1: no downgrade). A spent code stays in KV until its TTL: its redemption record refuses it, and finding
+ * not spent; nor is a code whose PKCE challenge `want.codeVerifier` does not meet, one without
+ * a challenge presented with a verifier (RFC 9700 §2.1.1: no downgrade), or one without a
+ * challenge when `want.challengeRequired`. A spent code stays in KV until its TTL: its redemption record refuses it, and finding
  * it lets a replay be told from an unknown code, so that what the first redemption got is revoked.
  */
 export async function spendExchangeCode(
   env: Bindings,
   code: string,
-  want: { type: ExchangeType; clientId?: string; redirectUri?: string; codeVerifier?: string | undefined },
+  want: {
+    type: ExchangeType;
+    clientId?: string;
+    redirectUri?: string;
+    codeVerifier?: string | undefined;
+    /** A public client's code must have a challenge: nothing else binds it to the client. */
+    challengeRequired?: boolean;
+  },
   grant: string,
 ): Promise<SpentCode> {
   const { key, record } = await findExchangeCode(env, code);
@@ -94,6 +95,7 @@ export async function spendExchangeCode(
   if (want.redirectUri !== undefined && want.redirectUri !== record.redirectUri) {
     return { outcome: "redirect_mismatch" };
   }
+  if (want.challengeRequired && record.codeChallenge === undefined) return { outcome: "verifier_mismatch" };
   if (!(await meetsChallenge(record.codeChallenge, want.codeVerifier))) return { outcome: "verifier_mismatch" };
   // The RateLimiter judges expiry after replay, so a replayed code is told as such, not as expired.
   const redemption = await rateLimiterFor(env, record.clientId).redeemOnce(key, record.expiresAt, grant);

@@ -10,6 +10,7 @@ import { base64url } from "jose";
 import * as z from "zod/mini";
 import type { Bindings } from "../env";
 import { hashSecret } from "../security/data-protection";
+import { readRecord } from "./records";
 
 /** Spec "Limits": a sign-in token expires after 5 minutes. */
 export const SIGNIN_LINK_LIFETIME_SECONDS = 300;
@@ -23,9 +24,12 @@ const signInLinkSchema = z.object({
   redirectUri: z.string(),
   remember: z.boolean(),
   context: z.nullable(z.string()),
-  /** From an authorization request (the login page), passed on with the code. */
-  state: z.optional(z.string()),
-  codeChallenge: z.optional(z.string()),
+  /**
+   * The authorization request of the login page that asked for the link, as it carried it: using
+   * the link finishes that request (its consent, state and PKCE challenge). Absent for links of
+   * POST /api/2/signin.
+   */
+  authorization: z.optional(z.record(z.string(), z.string())),
   locale: z.string(),
   /** Unix seconds. */
   expires: z.number(),
@@ -33,11 +37,14 @@ const signInLinkSchema = z.object({
 
 export type SignInLink = z.infer<typeof signInLinkSchema>;
 
-export async function storeSignInLink(env: Bindings, link: SignInLink): Promise<{ token: string; tokenHash: string }> {
+/** A new link's token (256 random bits) and the keyed hash it is stored and recorded under. */
+export async function newSignInToken(env: Bindings): Promise<{ token: string; tokenHash: string }> {
   const token = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
-  const tokenHash = await signInTokenHash(env, token);
+  return { token, tokenHash: await signInTokenHash(env, token) };
+}
+
+export async function storeSignInLink(env: Bindings, tokenHash: string, link: SignInLink): Promise<void> {
   await env.CODES.put(linkKey(tokenHash), JSON.stringify(link), { expirationTtl: KV_TTL_SECONDS });
-  return { token, tokenHash };
 }
 
 /** The link a token stands for, and the token's hash; null for an unknown token or a record of another shape. */
@@ -46,15 +53,8 @@ export async function findSignInLink(
   token: string,
 ): Promise<{ link: SignInLink; tokenHash: string } | null> {
   const tokenHash = await signInTokenHash(env, token);
-  const stored = await env.CODES.get(linkKey(tokenHash));
-  let value: unknown = null;
-  try {
-    value = stored === null ? null : JSON.parse(stored);
-  } catch {
-    value = null;
-  }
-  const parsed = z.safeParse(signInLinkSchema, value);
-  return parsed.success ? { link: parsed.data, tokenHash } : null;
+  const link = await readRecord(env.CODES, linkKey(tokenHash), signInLinkSchema);
+  return link === null ? null : { link, tokenHash };
 }
 
 function signInTokenHash(env: Bindings, token: string): Promise<string> {

@@ -15,7 +15,7 @@ import type { Database } from "../db/client";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 
 /** The parameters, as the request carried them (forms repeat them back as hidden fields). */
-export const AUTHORIZATION_PARAMETERS = [
+const AUTHORIZATION_PARAMETERS = [
   "client_id",
   "redirect_uri",
   "response_type",
@@ -36,8 +36,8 @@ export type AuthorizationRequest = {
   redirectUri: string;
   state: string | undefined;
   codeChallenge: string | undefined;
-  /** The parameters to carry on through the login and consent forms. */
-  parameters: Partial<Record<Parameter, string>>;
+  /** The parameters given, to carry on through the login and consent forms and sign-in links. */
+  parameters: Record<string, string>;
 };
 
 export type AuthorizationError = { error: string; description: string };
@@ -57,11 +57,8 @@ export async function judgeAuthorizationRequest(
     const values = valuesOf(name);
     return { value: values.length === 1 ? values[0] : undefined, repeated: values.length > 1 };
   };
-  const clientId = single("client_id").value;
-  const client =
-    clientId && clientId.length <= MAX_PARAMETER_LENGTH && !single("client_id").repeated
-      ? await findClient(db, clientId)
-      : undefined;
+  const { value: clientId } = single("client_id");
+  const client = clientId && clientId.length <= MAX_PARAMETER_LENGTH ? await findClient(db, clientId) : undefined;
   if (!client) {
     return { outcome: "page", failure: { error: "invalid_request", description: "Unknown or missing client_id" } };
   }

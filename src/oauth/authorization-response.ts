@@ -51,7 +51,8 @@ export function redirectWithError(
   );
 }
 
-function redirectTo(c: Context<AppEnv>, location: string): Response {
+/** A 303 that is never cached and carries no referrer (the URL it leaves may hold a code). */
+export function redirectTo(c: Context<AppEnv>, location: string): Response {
   c.header("Cache-Control", "no-store");
   c.header("Referrer-Policy", "no-referrer");
   return c.redirect(location, 303);

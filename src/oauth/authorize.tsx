@@ -19,22 +19,20 @@ import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import * as z from "zod/mini";
 import { connectUser, isConnected, recordPasswordSignIn } from "../db/queries/users";
+import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
+import { clientIp } from "../http/ip";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
 import { ConsentForm, type FormContext, SignInForm } from "../pages/authorize";
 import { clientStyle } from "../pages/client-style";
-import { type Locale, pageLocale } from "../pages/locale";
+import { type Locale, LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { type PageStatus, renderPage } from "../pages/page";
 import { canonicalEmailAddress } from "../schemas/email-address";
 import { requestedFields } from "../schemas/client-fields";
-import {
-  AUTHORIZATION_PARAMETERS,
-  type AuthorizationRequest,
-  judgeAuthorizationRequest,
-} from "./authorization-request";
+import { type AuthorizationRequest, judgeAuthorizationRequest } from "./authorization-request";
 import { redirectWithCode, redirectWithError } from "./authorization-response";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { signInWithPassword } from "./password-sign-in";
@@ -47,11 +45,8 @@ import {
 } from "./sessions";
 import { requestSignInLink } from "./signin-links";
 
-const LOCALE_PARAMETER = {
-  name: "locale",
-  in: "query" as const,
-  schema: { type: "string", enum: ["en_US", "nb_NO", "sv_SE"] },
-};
+/** Sign-in links the login page mails for one network address, per client, in 15 minutes. */
+const LINKS_PER_IP = 20;
 
 type Flow = { c: Context<AppEnv>; request: AuthorizationRequest; failureUri: string; locale: Locale };
 
@@ -92,8 +87,8 @@ export const authorizeRoutes = new Hono<AppEnv>()
       const judged = await judgeAuthorizationRequest(c.get("db"), (name) => c.req.queries(name) ?? []);
       if (judged.outcome !== "valid") return failed(c, judged, locale);
       const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
-      const userId = await presentedSessionUser(c, nowInSeconds());
-      if (userId !== undefined && judged.request.client.enableSso) return afterSignIn(flow, userId);
+      const userId = judged.request.client.enableSso ? await presentedSessionUser(c, nowInSeconds()) : undefined;
+      if (userId !== undefined) return afterSignIn(flow, userId);
       return signInPage(flow, 200);
     },
   )
@@ -139,6 +134,13 @@ export const authorizeRoutes = new Hono<AppEnv>()
       if (action === "link") {
         const address = canonicalEmailAddress(email);
         if (address === null) return signInPage(flow, 400, { alert: text.emailMissing, email });
+        // Anyone may fill in this form: mail per address is held to one per 10 s, and per network
+        // address to LINKS_PER_IP per 15 minutes for each client, so the page cannot be a mail cannon.
+        const ip = clientIp(c.req.raw) ?? "unknown";
+        const allowed = await rateLimiterFor(c.env, flow.request.client.id).beginSignIn(`link-ip:${ip}`, LINKS_PER_IP);
+        if (!allowed.allowed) {
+          return signInPage(flow, 429, { alert: text.throttled, email }, { "Retry-After": String(allowed.retryAfter) });
+        }
         // Whatever came of it (sent, blocked, unknown), the same page: it never tells who is registered.
         await requestSignInLink(
           c,
@@ -149,8 +151,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
             remember: form.get("remember") === "1",
             context: null,
             locale,
-            state: flow.request.state,
-            codeChallenge: flow.request.codeChallenge,
+            authorization: flow.request.parameters,
           },
           now,
         );
@@ -186,6 +187,24 @@ export const authorizeRoutes = new Hono<AppEnv>()
     },
   );
 
+/**
+ * Finishes the authorization request a login page's sign-in link carried (`parameters`, judged
+ * again now), for the user who used the link.
+ */
+export async function resumeAuthorization(
+  c: Context<AppEnv>,
+  parameters: Record<string, string>,
+  locale: Locale,
+  userId: number,
+): Promise<Response> {
+  const judged = await judgeAuthorizationRequest(c.get("db"), (name) => {
+    const value = parameters[name];
+    return value === undefined ? [] : [value];
+  });
+  if (judged.outcome !== "valid") return failed(c, judged, locale);
+  return afterSignIn({ c, request: judged.request, failureUri: judged.failureUri, locale }, userId);
+}
+
 /** The user is known: a code when they have granted the client access (or it needs no consent), else the consent page. */
 async function afterSignIn(flow: Flow, userId: number): Promise<Response> {
   const { client } = flow.request;
@@ -220,12 +239,8 @@ async function signInPage(
 }
 
 async function formContext(flow: Flow): Promise<FormContext> {
-  const parameters: Record<string, string> = {};
-  for (const name of AUTHORIZATION_PARAMETERS) {
-    const value = flow.request.parameters[name];
-    if (value !== undefined) parameters[name] = value;
-  }
-  return { locale: flow.locale, clientName: flow.request.client.name, parameters, csrf: await csrfToken(flow.c) };
+  const { locale, request } = flow;
+  return { locale, clientName: request.client.name, parameters: request.parameters, csrf: await csrfToken(flow.c) };
 }
 
 function page(

@@ -11,9 +11,10 @@ import { findClient } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
-import { pageLocale } from "../pages/locale";
+import { LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
+import { redirectTo } from "./authorization-response";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { endPresentedSession } from "./sessions";
 
@@ -30,7 +31,7 @@ export const logoutRoutes = new Hono<AppEnv>().get(
     parameters: [
       { name: "client_id", in: "query", schema: { type: "string" } },
       { name: "redirect_uri", in: "query", schema: { type: "string" } },
-      { name: "locale", in: "query", schema: { type: "string", enum: ["en_US", "nb_NO", "sv_SE"] } },
+      LOCALE_PARAMETER,
     ],
     success: { data: z.string(), bare: true, mediaType: "text/html" },
   }),
@@ -46,10 +47,7 @@ export const logoutRoutes = new Hono<AppEnv>().get(
       redirectUri.length <= MAX_PARAMETER_LENGTH
     ) {
       const client = await findClient(c.get("db"), clientId);
-      if (client && isRegisteredRedirectUri(client.redirectUris, redirectUri)) {
-        c.header("Cache-Control", "no-store");
-        return c.redirect(redirectUri, 303);
-      }
+      if (client && isRegisteredRedirectUri(client.redirectUris, redirectUri)) return redirectTo(c, redirectUri);
     }
     const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
     const { title, text } = MESSAGES[locale].signedOut;

@@ -37,6 +37,11 @@ export type NewSession = {
   persistent: boolean;
   /** What else the sign-in writes (its record on the user), in the session's batch. */
   writes?: BatchItem<"sqlite">[];
+  /**
+   * Started by a one-time code that a replay may revoke while the session starts (a webview code):
+   * the client's RateLimiter is asked after the insert. Sessions started any other way skip it.
+   */
+  replayable?: boolean;
 };
 
 /**
@@ -49,8 +54,8 @@ export async function newSessionId(env: Bindings): Promise<SessionId> {
 }
 
 /**
- * Starts the session `id` and sets its cookie, unless the session was revoked while it was being
- * started (a replay of what started it: revokeStartingSession lists it in the client's
+ * Starts the session `id` and sets its cookie, unless a `replayable` session was revoked while it
+ * was being started (a replay of what started it: revokeStartingSession lists it in the client's
  * RateLimiter before D1, and the check here follows the insert); then it answers false and the
  * session stays revoked. The browser's previous session, if any, ends.
  */
@@ -73,7 +78,7 @@ export async function startSession(
     ...(previous === null ? [] : [revokeSession(db, previous, now)]),
     ...(session.writes ?? []),
   ]);
-  if (await rateLimiterFor(c.env, session.clientId).revoked({ jti: null, grant: idHash })) {
+  if (session.replayable && (await rateLimiterFor(c.env, session.clientId).revoked({ jti: null, grant: idHash }))) {
     await revokeSession(db, idHash, now);
     return false;
   }

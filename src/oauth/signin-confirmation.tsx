@@ -3,23 +3,25 @@
  * (with the request's `context`): mail scanners and link previews open links, and must not spend
  * them. The page's button posts the token back with a CSRF token; that use signs the browser in
  * (a remembered session when the link says so) and sends it to the link's redirect URI with an
- * authorization code. An unknown, expired, used or replaced link gets a page saying so, never a
+ * authorization code, or, for a link of the login page, finishes its authorization request (the
+ * consent page first, where the client needs one). An unknown, expired, used or replaced link gets a page saying so, never a
  * login.
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
-import { findClient } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
-import { type Locale, LOCALES, pageLocale } from "../pages/locale";
+import { type Locale, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
 import { redirectWithCode } from "./authorization-response";
+import { resumeAuthorization } from "./authorize";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { BROWSER_SESSION_LIFETIME, newSessionId, REMEMBERED_SESSION_LIFETIME, startSession } from "./sessions";
+import type { SignInLink } from "../kv/signin-links";
 import { inspectSignInLink, type LinkState, useSignInLink } from "./signin-links";
 
 export const signinConfirmationRoutes = new Hono<AppEnv>()
@@ -61,7 +63,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
             </>
           ),
         },
-        { redirectsTo: [state.link.redirectUri] },
+        { redirectsTo: redirectTargets(state.link) },
       );
     },
   )
@@ -85,13 +87,11 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
         const state = await inspectSignInLink(c, token, now);
         return linkFailurePage(c, state.outcome === "live" ? "invalid" : state.outcome, linkLocale(c, state));
       }
-      const used = await useSignInLink(c, token, (id) => findClient(c.get("db"), id), now);
+      const used = await useSignInLink(c, token, now);
       if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale);
-      const { link, userId } = used;
-      const client = await findClient(c.get("db"), link.clientId);
-      if (!client || !isRegisteredRedirectUri(client.redirectUris, link.redirectUri)) {
-        return linkFailurePage(c, "invalid", pageLocale(link.locale, undefined));
-      }
+      const { link, client, userId } = used;
+      const locale = pageLocale(link.locale, undefined);
+      if (!isRegisteredRedirectUri(client.redirectUris, link.redirectUri)) return linkFailurePage(c, "invalid", locale);
       await startSession(
         c,
         await newSessionId(c.env),
@@ -103,20 +103,21 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
         },
         now,
       );
-      return redirectWithCode(c, {
-        clientId: client.id,
-        userId,
-        redirectUri: link.redirectUri,
-        state: link.state,
-        codeChallenge: link.codeChallenge,
-      });
+      if (link.authorization) return resumeAuthorization(c, link.authorization, locale, userId);
+      return redirectWithCode(c, { clientId: client.id, userId, redirectUri: link.redirectUri });
     },
   );
 
+/** Where using the link may redirect: its redirect URI, or its authorization request's failure URI. */
+function redirectTargets(link: SignInLink): string[] {
+  const failure = link.authorization?.failure_redirect_uri;
+  return failure === undefined ? [link.redirectUri] : [link.redirectUri, failure];
+}
+
 /** The link's own locale (that of the request that sent it), else the browser's. */
 function linkLocale(c: Context<AppEnv>, state: LinkState): Locale {
-  const own = state.outcome === "live" ? LOCALES.find((l) => l === state.link.locale) : undefined;
-  return own ?? pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
+  const requested = state.outcome === "live" ? state.link.locale : c.req.query("locale");
+  return pageLocale(requested, c.req.header("Accept-Language"));
 }
 
 function linkFailurePage(c: Context<AppEnv>, outcome: "invalid" | "expired" | "spent", locale: Locale) {

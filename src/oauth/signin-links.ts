@@ -2,13 +2,15 @@
  * Passwordless sign-in by e-mail: asking for a link (POST /api/2/signin, the login page) and
  * using one (GET and POST /oauth/signin). At most one link per address is live: a new one
  * replaces the last, a link works once, for 5 minutes (kv/signin-links.ts). Using a link signs the
- * browser in, proves the address (verified), makes a user of an address that had none (unverified,
- * status 0), connects the user to the client and sends the browser to the link's redirect URI with
- * an authorization code.
+ * browser in, proves the address (verified) and makes a user of an address that had none
+ * (unverified, status 0). A link of the API connects the user to the client (the client's server
+ * asked for it on the person's behalf); a link of the login page leaves that to the authorization
+ * request it finishes, which asks for consent where the client needs it.
  */
 import type { Context } from "hono";
 import type { ClientRecord } from "../db/queries/clients";
 import { claimUnownedMails } from "../db/queries/mails";
+import { findClient } from "../db/queries/clients";
 import {
   isLiveSigninRequest,
   replaceSigninRequest,
@@ -16,14 +18,21 @@ import {
   withdrawSigninRequest,
 } from "../db/queries/signin-requests";
 import { connectUser, findUserByEmail, insertSignedInUser, newUserId, recordLinkSignIn } from "../db/queries/users";
+import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv } from "../env";
-import { findSignInLink, SIGNIN_LINK_LIFETIME_SECONDS, type SignInLink, storeSignInLink } from "../kv/signin-links";
+import {
+  findSignInLink,
+  newSignInToken,
+  SIGNIN_LINK_LIFETIME_SECONDS,
+  type SignInLink,
+  storeSignInLink,
+} from "../kv/signin-links";
 import { sendMail } from "../mail/mailer";
 import type { Locale } from "../pages/locale";
 import { SIGNIN_MAIL } from "../pages/messages";
 
 /** A second link for the same address within this many seconds is refused (409): no mail bursts. */
-export const SIGNIN_RESEND_SECONDS = 10;
+const SIGNIN_RESEND_SECONDS = 10;
 const MAX_TOKEN_LENGTH = 64;
 
 export type LinkRequest = {
@@ -34,8 +43,8 @@ export type LinkRequest = {
   remember: boolean;
   context: string | null;
   locale: Locale;
-  state?: string | undefined;
-  codeChallenge?: string | undefined;
+  /** The login page's authorization request (its parameters), which the link finishes. */
+  authorization?: Record<string, string>;
 };
 
 export type LinkRequestOutcome = "sent" | "blocked" | "refused" | "too_soon" | "not_sent";
@@ -47,26 +56,27 @@ export async function requestSignInLink(
 ): Promise<LinkRequestOutcome> {
   const db = c.get("db");
   const user = await findUserByEmail(db, request.email);
-  if (user?.status === -2) return "blocked";
-  if (user && user.status < 0) return "refused";
-  const link: SignInLink = {
+  const refusal = user && REFUSED_USER_STATUSES[user.status];
+  if (refusal) return refusal === "blocked" ? "blocked" : "refused";
+  const expires = now + SIGNIN_LINK_LIFETIME_SECONDS;
+  const { token, tokenHash } = await newSignInToken(c.env);
+  // D1 first: a request refused as too soon writes nothing to KV.
+  const replaced = await replaceSigninRequest(
+    db,
+    { emailKey: request.email, tokenHash, created: now, expires },
+    now - SIGNIN_RESEND_SECONDS,
+  );
+  if (!replaced) return "too_soon";
+  await storeSignInLink(c.env, tokenHash, {
     email: request.email,
     clientId: request.client.id,
     redirectUri: request.redirectUri,
     remember: request.remember,
     context: request.context,
     locale: request.locale,
-    expires: now + SIGNIN_LINK_LIFETIME_SECONDS,
-    ...(request.state !== undefined && { state: request.state }),
-    ...(request.codeChallenge !== undefined && { codeChallenge: request.codeChallenge }),
-  };
-  const { token, tokenHash } = await storeSignInLink(c.env, link);
-  const replaced = await replaceSigninRequest(
-    db,
-    { emailKey: request.email, tokenHash, created: now, expires: link.expires },
-    now - SIGNIN_RESEND_SECONDS,
-  );
-  if (!replaced) return "too_soon";
+    expires,
+    ...(request.authorization !== undefined && { authorization: request.authorization }),
+  });
 
   const mail = SIGNIN_MAIL[request.locale];
   const url = `${c.env.BASE_URL}/oauth/signin?token=${token}`;
@@ -90,52 +100,55 @@ export type LinkState =
 
 /** What a link is now, without using it (the confirmation page). */
 export async function inspectSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<LinkState> {
-  const found = token.length <= MAX_TOKEN_LENGTH ? await findSignInLink(c.env, token) : null;
-  if (!found) return { outcome: "invalid" };
-  if (found.link.expires <= now) return { outcome: "expired" };
-  if (!(await isLiveSigninRequest(c.get("db"), found.link.email, found.tokenHash, now))) return { outcome: "spent" };
-  return { outcome: "live", ...found };
+  const found = await findUnexpiredLink(c, token, now);
+  if (found.outcome !== "live") return found;
+  const live = await isLiveSigninRequest(c.get("db"), found.link.email, found.tokenHash, now);
+  return live ? found : { outcome: "spent" };
 }
 
 export type UsedLink =
-  { outcome: "used"; link: SignInLink; userId: number } | { outcome: "invalid" | "expired" | "spent" };
+  | { outcome: "used"; link: SignInLink; client: ClientRecord; userId: number }
+  | { outcome: "invalid" | "expired" | "spent" };
 
 /**
  * Uses a link: spent in D1 (once, and only while it is the address's live one), then the user
- * found or made, the address verified, the user connected to the client and earlier mails to the
- * address given to the user, in one batch.
+ * found or made, the address verified, earlier mails to the address given to the user and, for a
+ * link of the API, the user connected to the client, in one batch.
  */
-export async function useSignInLink(
-  c: Context<AppEnv>,
-  token: string,
-  client: (id: string) => Promise<ClientRecord | undefined>,
-  now: number,
-): Promise<UsedLink> {
-  const state = await inspectSignInLink(c, token, now);
-  if (state.outcome !== "live") return state;
-  const { link, tokenHash } = state;
+export async function useSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<UsedLink> {
+  const found = await findUnexpiredLink(c, token, now);
+  if (found.outcome !== "live") return found;
+  const { link, tokenHash } = found;
   const db = c.get("db");
   if (!(await spendSigninRequest(db, link.email, tokenHash, now))) return { outcome: "spent" };
-  const target = await client(link.clientId);
-  if (!target) return { outcome: "invalid" };
-  const connection = { clientId: target.id, merchantId: target.merchantId };
+  const client = await findClient(db, link.clientId);
+  if (!client) return { outcome: "invalid" };
+  const connect = link.authorization === undefined;
+  const connection = { clientId: client.id, merchantId: client.merchantId };
   const existing = await findUserByEmail(db, link.email);
   if (existing) {
-    if (existing.status < 0) return { outcome: "invalid" };
+    if (REFUSED_USER_STATUSES[existing.status]) return { outcome: "invalid" };
     await db.batch([
       ...recordLinkSignIn(db, existing.id, link.email, now),
-      connectUser(db, { ...connection, userId: existing.id }),
       claimUnownedMails(db, existing.id, link.email),
+      ...(connect ? [connectUser(db, { ...connection, userId: existing.id })] : []),
     ]);
-    return { outcome: "used", link, userId: existing.id };
+    return { outcome: "used", link, client, userId: existing.id };
   }
   const uuid = crypto.randomUUID();
-  const userId = newUserId(uuid);
-  await db.batch([
-    ...insertSignedInUser(db, { uuid, email: link.email, now }),
-    connectUser(db, { ...connection, userId }),
-    claimUnownedMails(db, userId, link.email),
+  const [user, created] = insertSignedInUser(db, { uuid, email: link.email, now });
+  const [[inserted]] = await db.batch([
+    user,
+    created,
+    claimUnownedMails(db, newUserId(uuid), link.email),
+    ...(connect ? [connectUser(db, { ...connection, userId: newUserId(uuid) })] : []),
   ]);
-  const created = await findUserByEmail(db, link.email);
-  return created ? { outcome: "used", link, userId: created.id } : { outcome: "invalid" };
+  return { outcome: "used", link, client, userId: inserted!.id };
+}
+
+async function findUnexpiredLink(c: Context<AppEnv>, token: string, now: number): Promise<LinkState> {
+  const found = token.length <= MAX_TOKEN_LENGTH ? await findSignInLink(c.env, token) : null;
+  if (!found) return { outcome: "invalid" };
+  if (found.link.expires <= now) return { outcome: "expired" };
+  return { outcome: "live", ...found };
 }

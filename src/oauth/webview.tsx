@@ -15,9 +15,10 @@ import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { spendExchangeCode } from "../kv/codes";
-import { pageLocale } from "../pages/locale";
+import { LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
+import { redirectTo } from "./authorization-response";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { newSessionId, revokeStartingSession, startSession, REMEMBERED_SESSION_LIFETIME } from "./sessions";
 
@@ -30,10 +31,7 @@ export const webviewRoutes = new Hono<AppEnv>().get(
     controller: "oauth/webview#show",
     description:
       "The webview entry: `code` is a `session` exchange code (POST /api/2/oauth/exchange). Starts a browser session for its user and redirects (303) to the code's redirect URI; a bad, expired or used code gets an HTML page (400 or 410). `locale` (en_US, nb_NO, sv_SE) picks the page's language before Accept-Language.",
-    parameters: [
-      { name: "code", in: "query", required: true, schema: { type: "string" } },
-      { name: "locale", in: "query", schema: { type: "string", enum: ["en_US", "nb_NO", "sv_SE"] } },
-    ],
+    parameters: [{ name: "code", in: "query", required: true, schema: { type: "string" } }, LOCALE_PARAMETER],
     success: { status: 303, data: z.null(), redirect: true },
   }),
   async (c) => {
@@ -64,19 +62,23 @@ export const webviewRoutes = new Hono<AppEnv>().get(
     const { record } = spent;
     const db = c.get("db");
     // The client and its redirect URI as they are now, and a user who may still sign in.
-    const target = await findClient(db, record.clientId);
-    if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri))
+    const [target, refusal] = await Promise.all([findClient(db, record.clientId), findUserRefusal(db, record.userId)]);
+    if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri) || refusal !== undefined) {
       return page(400, text.linkInvalid);
-    if ((await findUserRefusal(db, record.userId)) !== undefined) return page(400, text.linkInvalid);
+    }
     const started = await startSession(
       c,
       session,
-      { userId: record.userId, clientId: target.id, lifetime: REMEMBERED_SESSION_LIFETIME, persistent: true },
+      {
+        userId: record.userId,
+        clientId: target.id,
+        lifetime: REMEMBERED_SESSION_LIFETIME,
+        persistent: true,
+        replayable: true,
+      },
       now,
     );
     if (!started) return page(410, text.linkUsed);
-    c.header("Cache-Control", "no-store");
-    c.header("Referrer-Policy", "no-referrer");
-    return c.redirect(record.redirectUri, 303);
+    return redirectTo(c, record.redirectUri);
   },
 );

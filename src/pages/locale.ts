@@ -5,6 +5,13 @@
 export const LOCALES = ["en_US", "nb_NO", "sv_SE"] as const;
 export type Locale = (typeof LOCALES)[number];
 
+/** The pages' `locale` query parameter, as the OpenAPI document describes it. */
+export const LOCALE_PARAMETER = {
+  name: "locale",
+  in: "query" as const,
+  schema: { type: "string", enum: [...LOCALES] },
+};
+
 /** Language tags (lower case, primary subtag) and the locale each means here. */
 const LANGUAGES: Record<string, Locale> = { en: "en_US", nb: "nb_NO", no: "nb_NO", nn: "nb_NO", sv: "sv_SE" };
 

@@ -72,20 +72,24 @@ export function connectUser(
 /**
  * The statements that make a new, unverified user (status 0) out of an address that signed in by
  * link: the address, verified (the link proved it), as the primary one. Later statements of the
- * same batch name the user by `uuid` (newUserId), as its id is the database's to choose.
+ * same batch name the user by `uuid` (newUserId), as its id is the database's to choose; the
+ * first statement returns it.
  */
 export function insertSignedInUser(db: Database, user: { uuid: string; email: string; now: number }) {
   return [
-    db.insert(users).values({
-      uuid: user.uuid,
-      status: 0,
-      email: user.email,
-      emailVerified: user.now,
-      published: user.now,
-      updated: user.now,
-      lastLoggedIn: user.now,
-      lastAuthenticated: user.now,
-    }),
+    db
+      .insert(users)
+      .values({
+        uuid: user.uuid,
+        status: 0,
+        email: user.email,
+        emailVerified: user.now,
+        published: user.now,
+        updated: user.now,
+        lastLoggedIn: user.now,
+        lastAuthenticated: user.now,
+      })
+      .returning({ id: users.id }),
     db.insert(userEmails).values({ userId: newUserId(user.uuid), value: user.email, primary: true, verified: true }),
   ] as const;
 }

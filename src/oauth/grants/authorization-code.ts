@@ -2,7 +2,7 @@
  * grant_type=authorization_code (RFC 6749 §4.1.3) redeems a `code`-type exchange code: the
  * authenticated client must be the one the code was issued for, and `redirect_uri` the one bound
  * to it, and `code_verifier` must meet its PKCE challenge (RFC 7636) when the authorization
- * request had one. The answer is a user token for the code's user, with a refresh token. A code is refused
+ * request had one; a public client's code must have had one (its client_id proves nothing). The answer is a user token for the code's user, with a refresh token. A code is refused
  * after its 30 seconds and after its first redemption, both judged in the client's RateLimiter
  * (kv/codes.ts: two racing redemptions cannot both win, and a code cannot outlive its record
  * there); a second redemption also revokes what the first one was issued (RFC 6749 §4.1.2).
@@ -24,7 +24,13 @@ export const authorizationCodeGrant: Grant = async (request) => {
   const spent = await spendExchangeCode(
     c.env,
     params.code,
-    { type: "code", clientId: client.id, redirectUri: params.redirect_uri, codeVerifier: params.code_verifier },
+    {
+      type: "code",
+      clientId: client.id,
+      redirectUri: params.redirect_uri,
+      codeVerifier: params.code_verifier,
+      challengeRequired: client.publicClient,
+    },
     grant,
   );
   switch (spent.outcome) {
