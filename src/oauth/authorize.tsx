@@ -141,8 +141,9 @@ export const authorizeRoutes = new Hono<AppEnv>()
         if (!allowed.allowed) {
           return signInPage(flow, 429, { alert: text.throttled, email }, { "Retry-After": String(allowed.retryAfter) });
         }
-        // Whatever came of it (sent, blocked, unknown), the same page: it never tells who is registered.
-        await requestSignInLink(
+        // Whatever comes of it (sent, blocked, unknown), the same page, answered before the work is
+        // done, so that neither its text nor its timing tells who is registered.
+        const request = requestSignInLink(
           c,
           {
             client: flow.request.client,
@@ -155,6 +156,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
           },
           now,
         );
+        c.executionCtx.waitUntil(request.catch((err: Error) => console.error(`sign-in link not sent: ${err.name}`)));
         const sent = MESSAGES[locale].linkSent;
         return page(flow, 200, sent.title, <p>{sent.text}</p>);
       }

@@ -111,12 +111,15 @@ async function expectNoAxeViolations(page: Page) {
   expect(violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
 }
 
-/** The newest sign-in link the local mailer printed for `email`. */
-function mailedLink(email: string): string {
-  const mails = server.output().split(`mail to ${email}:`);
-  const link = /http:\/\/127\.0\.0\.1:\d+\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(mails.at(-1) ?? "");
-  if (mails.length < 2 || !link) throw new Error(`no link was mailed to ${email}`);
-  return link[0];
+/** The newest sign-in link the local mailer printed for `email`, waiting for it up to 5 s. */
+async function mailedLink(email: string): Promise<string> {
+  for (let waited = 0; waited < 5_000; waited += 100) {
+    const mails = server.output().split(`mail to ${email}:`);
+    const link = /http:\/\/127\.0\.0\.1:\d+\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(mails.at(-1) ?? "");
+    if (mails.length > 1 && link) return link[0];
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error(`no link was mailed to ${email}`);
 }
 
 describe("browser flows in Chromium", () => {
@@ -156,7 +159,7 @@ describe("browser flows in Chromium", () => {
       await heading(sentTitle);
       await expectNoAxeViolations(page);
 
-      await page.goto(mailedLink(address));
+      await page.goto(await mailedLink(address));
       await page.locator("form button").waitFor();
       await expectNoAxeViolations(page);
 
@@ -200,7 +203,7 @@ describe("browser flows in Chromium", () => {
     await page.getByLabel("E-mail address").fill(ingrid.email);
     await page.getByRole("button", { name: "E-mail me a sign-in link" }).click();
     await page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
-    await page.goto(mailedLink(ingrid.email));
+    await page.goto(await mailedLink(ingrid.email));
     await page.getByRole("button", { name: "Sign in" }).click();
     const params = await backAtClient(session, web);
     expect(params.get("state")).toBe("e2e-state");
