@@ -35,6 +35,6 @@ export type Variables = {
 };
 
 /** Where one request's time went, in milliseconds. */
-export type RequestTiming = { started: number; d1: D1Usage; durableObjectMs: number };
+export type RequestTiming = { started: number; d1: D1Usage; durableObjectMs: number; durableObjectCalls: number };
 
 export type AppEnv = { Bindings: Bindings; Variables: Variables };

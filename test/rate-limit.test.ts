@@ -1,10 +1,11 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { decodeJwt } from "jose";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { clients } from "../src/db/schema";
-import { rateLimiterFor } from "../src/durable-objects/rate-limiter";
+import { LEASE_MS, POLICY_TTL_MS, RateLimiter, rateLimiterFor } from "../src/durable-objects/rate-limiter";
 import { basicAuth, bearer, call, container, erik, ingrid, postForm, serverToken, userToken } from "./helpers/http";
 import { createClient, importData } from "./helpers/seed";
 
@@ -163,5 +164,116 @@ describe("the rate limiter's storage", () => {
     expect(stored.attempts).toEqual([{ account: "user:1002", count: 1 }]);
     const alarm = await runInDurableObject(limiter, (_, state) => state.storage.getAlarm());
     expect(alarm).toBeGreaterThan(Date.now() + 14 * 60_000);
+  });
+});
+
+describe("the rate limiter's storage from before leases", () => {
+  it("moves revocations kept without a sequence number into the table leases read", async () => {
+    const client = await createClient();
+    const limiter = rateLimiterFor(env, client.id);
+    const moved = await runInDurableObject(limiter, (_, state) => {
+      state.storage.sql.exec("CREATE TABLE revocations (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)");
+      state.storage.sql.exec("INSERT INTO revocations VALUES ('jti:old-token', ?)", Date.now() + 60_000);
+      new RateLimiter(state, env);
+      return {
+        revoked: state.storage.sql.exec("SELECT id FROM revoked").toArray(),
+        old: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'revocations'").toArray(),
+      };
+    });
+    expect(moved).toEqual({ revoked: [{ id: "jti:old-token" }], old: [] });
+    expect(await limiter.revoked({ jti: "old-token", grant: null })).toBe(true);
+  });
+});
+
+describe("leases: the client's Durable Object is asked only now and then", () => {
+  const durableObjectCalls = (res: Response) =>
+    Number(/do;dur=[\d.]+;desc="(\d+) calls"/.exec(res.headers.get("Server-Timing") ?? "")?.[1]);
+  const windowOf = (clientId: string) =>
+    runInDurableObject(rateLimiterFor(env, clientId), (_, state) =>
+      state.storage.kv.get<{ count: number; leases: Record<string, number> }>("window"),
+    );
+
+  afterEach(() => vi.useRealTimers());
+
+  it("admits most calls of a client with a large quota without reaching its Durable Object, counting each exactly", async () => {
+    const token = await serverToken(await createClient());
+    let reached = 0;
+    for (let call_ = 1; call_ <= 60; call_++) {
+      const res = await call("/api/2/clients", { headers: bearer(token) });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("X-RateLimit-Remaining")).toBe(String(1000 - call_));
+      reached += durableObjectCalls(res);
+    }
+    // The first call, and at most a call that found its lease used up before a top-up came back.
+    expect(reached).toBeGreaterThanOrEqual(1);
+    expect(reached).toBeLessThanOrEqual(3);
+  });
+
+  it("asks on every call of a client with a quota of 3 and refuses the fourth exactly as before", async () => {
+    const token = await serverToken(await createClient({ rateLimit: { limit: 3, windowSeconds: 60 } }));
+    for (const remaining of [2, 1, 0]) {
+      const res = await call("/api/2/clients", { headers: bearer(token) });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("X-RateLimit-Remaining")).toBe(String(remaining));
+      expect(durableObjectCalls(res)).toBe(1);
+    }
+    const fourth = await call("/api/2/clients", { headers: bearer(token) });
+    expect(fourth.status).toBe(420);
+    expect(durableObjectCalls(fourth)).toBe(1);
+  });
+
+  it("never admits more than the quota when calls race for it", async () => {
+    const token = await serverToken(await createClient({ rateLimit: { limit: 40, windowSeconds: 60 } }));
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, () => call("/api/2/clients", { headers: bearer(token) }).then((res) => res.status)),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(40);
+    expect(statuses.filter((status) => status === 420)).toHaveLength(20);
+  });
+
+  it("hands unused slots back, so that the Durable Object counts exactly the calls admitted", async () => {
+    const client = await createClient();
+    const token = await serverToken(client);
+    for (let i = 0; i < 5; i++) expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(200);
+    const leased = await windowOf(client.id);
+    expect(leased!.count).toBeGreaterThan(5);
+
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + LEASE_MS });
+    const sixth = await call("/api/2/clients", { headers: bearer(token) });
+    expect(sixth.headers.get("X-RateLimit-Remaining")).toBe("994");
+    const { count, leases } = (await windowOf(client.id))!;
+    const [slots] = Object.values(leases);
+    // Six admitted, the sixth with a new lease whose other slots are still out.
+    expect(count - (slots! - 1)).toBe(6);
+  });
+
+  it("refuses a token revoked at the Durable Object (by another isolate) within a lease", async () => {
+    const client = await createClient();
+    const token = await serverToken(client);
+    expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(200);
+    const { jti } = decodeJwt(token) as { jti: string };
+    await rateLimiterFor(env, client.id).revoke([{ jti, expiresAt: Date.now() + 3_600_000 }]);
+
+    const withinLease = await call("/api/2/clients", { headers: bearer(token) });
+    expect(withinLease.status).toBe(200);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + LEASE_MS });
+    const afterLease = await call("/api/2/clients", { headers: bearer(token) });
+    expect(afterLease.status).toBe(401);
+    expect((await container(afterLease)).error).toMatchObject({ error: "invalid_token" });
+  });
+
+  it("applies a policy change (the allow-list) within a lease and the policy's age", async () => {
+    const client = await createClient();
+    const token = await serverToken(client);
+    expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(200);
+    await openDatabase(env.DB)
+      .update(clients)
+      .set({ ipAllowList: ["192.0.2.10"] })
+      .where(eq(clients.id, client.id));
+
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + LEASE_MS + POLICY_TTL_MS });
+    const res = await call("/api/2/clients", { headers: bearer(token) });
+    expect(res.status).toBe(403);
+    expect((await container(res)).error).toMatchObject({ error_description: "Requesting IP is not whitelisted" });
   });
 });

@@ -5,7 +5,7 @@ import worker from "../src/index";
 import { BASE, bearer, call, serverToken } from "./helpers/http";
 
 const TIMING =
-  /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read(?:, (\d+) without a row count)?", do;dur=([\d.]+), total;dur=([\d.]+)$/;
+  /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read(?:, (\d+) without a row count)?", do;dur=([\d.]+);desc="(\d+) calls", total;dur=([\d.]+)$/;
 
 describe("Server-Timing (development and staging only)", () => {
   it("reports D1 queries and rows read, the Durable Object and the total of an API call", async () => {
@@ -20,7 +20,9 @@ describe("Server-Timing (development and staging only)", () => {
 
   it("reports no D1 or Durable Object work for the status endpoint, and errors too", async () => {
     const status = await call("/api/2/status");
-    expect(status.headers.get("Server-Timing")).toMatch(/^d1;dur=0\.0;desc="0 queries, 0 rows read", do;dur=0\.0, /);
+    expect(status.headers.get("Server-Timing")).toMatch(
+      /^d1;dur=0\.0;desc="0 queries, 0 rows read", do;dur=0\.0;desc="0 calls", /,
+    );
     const refused = await call("/api/2/users", { headers: bearer("not-a-token") });
     expect(refused.status).toBe(401);
     expect(refused.headers.get("Server-Timing")).toMatch(TIMING);

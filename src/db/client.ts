@@ -7,8 +7,9 @@ import { drizzle } from "drizzle-orm/d1";
  */
 export type Database = ReturnType<typeof openDatabase>;
 
-export function openDatabase(d1: D1Database) {
-  return drizzle(d1);
+/** A D1 binding, or a session of it (read replication): drizzle asks either only to prepare and batch. */
+export function openDatabase(d1: D1Database | D1DatabaseSession) {
+  return drizzle(d1 as D1Database);
 }
 
 /** What one request asked of D1 (Server-Timing, outside production). */
@@ -23,7 +24,7 @@ export function newD1Usage(): D1Usage {
  * result metadata reports. `raw()` and `first()` results carry no metadata (drizzle reads single
  * selects with `raw()`): those are timed and counted as `uncounted`.
  */
-export function measuredD1(d1: D1Database, usage: D1Usage): D1Database {
+export function measuredD1(d1: D1DatabaseSession, usage: D1Usage): D1DatabaseSession {
   const unwrapped = new WeakMap<object, D1PreparedStatement>();
   async function timed<T>(queries: number, work: () => Promise<T>, rowsRead: (result: T) => number | null) {
     const started = performance.now();
@@ -75,13 +76,6 @@ export function measuredD1(d1: D1Database, usage: D1Usage): D1Database {
         () => d1.batch(statements.map((statement) => unwrapped.get(statement) ?? statement)),
         (results) => results.reduce((sum, result) => sum + result.meta.rows_read, 0),
       ),
-    exec: (query: string) =>
-      timed(
-        1,
-        () => d1.exec(query),
-        () => null,
-      ),
-    dump: () => d1.dump(),
-    withSession: (constraint?: string) => d1.withSession(constraint),
-  } as unknown as D1Database;
+    getBookmark: () => d1.getBookmark(),
+  } as unknown as D1DatabaseSession;
 }

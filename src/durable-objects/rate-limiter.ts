@@ -1,15 +1,19 @@
 /**
  * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request:
  * it checks the client's IP allow-list and endpoint grants, counts the request in the client's
- * fixed window, and tells the client's current merchant, which scopes the call. It also counts
- * password sign-in attempts per account, so that nobody holding the client's credentials can
- * guess passwords without limit. It is also where the client's one-time values are spent (exchange
- * codes it redeems, its assertions' jti) and where its revoked access tokens are listed until they
- * expire: reads here are strongly consistent, which KV's are not. The client's policy (merchant, quota, window, allow-list,
- * grants) is read from D1 at most once a minute per client, so the request path itself touches no
- * database; policy changes apply within a minute. Everything survives eviction in the object's
- * storage (the window in its KV; sign-in attempts, redemptions and revocations in SQLite tables
- * indexed by expiry); one alarm, at most once a minute, deletes what has expired.
+ * fixed window, and tells the client's current merchant, which scopes the call. It need not be
+ * asked on every request: it hands an isolate a lease (durable-objects/leases.ts), a slice of the
+ * remaining quota with the client's policy and revocations, valid LEASE_MS; the slots are counted
+ * here when they are handed out, and those left unused are handed back when the isolate lets the
+ * lease go. When little quota is left the lease is of one request: every call asks, as exactly as
+ * a counter can. It also counts password sign-in attempts per account, so that nobody holding the
+ * client's credentials can guess passwords without limit. It is also where the client's one-time
+ * values are spent (exchange codes it redeems, its assertions' jti) and where its revoked access
+ * tokens are listed until they expire: reads here are strongly consistent, which KV's are not.
+ * The client's policy (merchant, quota, window, allow-list, grants) is read from D1 at most every
+ * POLICY_TTL_MS per client. Everything survives eviction in the object's storage (the window and
+ * its leases in its KV; sign-in attempts, redemptions and revocations in SQLite tables indexed by
+ * expiry); one alarm, at most once a minute, deletes what has expired.
  */
 import { DurableObject } from "cloudflare:workers";
 import { openDatabase } from "../db/client";
@@ -21,7 +25,16 @@ import type { ApiEndpoint } from "../schemas/api-endpoints";
 
 /** Quota for clients without a `rateLimit` of their own. */
 export const DEFAULT_RATE_LIMIT: RateLimitSetting = { limit: 1000, windowSeconds: 3600 };
-const POLICY_TTL_MS = 60_000;
+/** How long a lease lets an isolate admit calls without asking: the bound on revocations reaching it. */
+export const LEASE_MS = 5_000;
+/** How old the client's policy may be here; with LEASE_MS, the bound on a policy change reaching every call. */
+export const POLICY_TTL_MS = 5_000;
+/**
+ * A lease takes at most this share of what is left in the window, so other isolates find quota
+ * too; once that share is under two requests, leases are of one.
+ */
+const LEASE_SHARE = 8;
+const MAX_LEASE_SLOTS = 10_000;
 const WINDOW_KEY = "window";
 /** Failed password sign-ins per account and client before the account is locked for the window. */
 const SIGN_IN_FAILURE_LIMIT = 5;
@@ -48,10 +61,47 @@ export type RateLimitFigures = {
   reset: number;
 };
 
+/** What an isolate checks a call against while it holds a lease. */
+export type ClientPolicy = {
+  limit: number;
+  merchantId: number;
+  ipAllowList: string[];
+  /** Null when the client may call every endpoint. */
+  apiEndpoints: ApiEndpoint[] | null;
+};
+
+/** Revocations listed after `since` (a sequence number), with the sequence number they run to. */
+export type RevocationUpdate = { seq: number; entries: { id: string; expiresAt: number }[] };
+
+/**
+ * A lease: `slots` calls (the one that asked among them) the holder may admit within `validForMs`,
+ * and no later than the window's end. `id` is null for a lease of one, which has nothing to hand back.
+ */
+export type Lease = {
+  id: string | null;
+  slots: number;
+  validForMs: number;
+  windowEndsInMs: number;
+  /** What the window has left once this lease's slots are counted. */
+  unleased: number;
+  policy: ClientPolicy;
+  revocations: RevocationUpdate;
+};
+
+/** What the isolate asks for with a call, and the lease it lets go (its calls admitted, final). */
+export type LeaseTerms = {
+  want: number;
+  revocationsSince: number;
+  release: { id: string; used: number } | null;
+};
+
 export type Admission =
-  | { outcome: "admitted"; figures: RateLimitFigures; merchantId: number }
+  | { outcome: "admitted"; lease: Lease }
   | { outcome: "rate_limited"; figures: RateLimitFigures }
   | { outcome: "ip_not_allowed" | "unknown_client" | "endpoint_not_granted" | "revoked" };
+
+/** A top-up of a held lease: more slots (possibly none) and a fresh policy, time and revocations. */
+export type Renewal = { outcome: "renewed"; lease: Lease } | { outcome: "ended" };
 
 export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
 
@@ -64,6 +114,16 @@ export type TokenIdentity = { jti: string | null; grant: string | null };
 /** A revocation: of one access token (`jti`) or of every access token of a grant, kept until `expiresAt` (ms). */
 export type Revocation = { jti: string; expiresAt: number } | { grant: string; expiresAt: number };
 
+/** The id a revocation is listed under, here and in the isolates' copies. */
+export function revocationId(revocation: Revocation): string {
+  return "jti" in revocation ? `jti:${revocation.jti}` : `grant:${revocation.grant}`;
+}
+
+/** The ids under which a token would be listed as revoked. */
+export function revocationIds({ jti, grant }: TokenIdentity): string[] {
+  return [...(jti === null ? [] : [`jti:${jti}`]), ...(grant === null ? [] : [`grant:${grant}`])];
+}
+
 /**
  * The outcome of spending a one-time value: `redeemed` the first time before it expires; `expired`
  * from its expiry on; `replayed` after a first redemption, with the grant that one started, so
@@ -72,15 +132,12 @@ export type Revocation = { jti: string; expiresAt: number } | { grant: string; e
 export type Redemption =
   { outcome: "redeemed" } | { outcome: "expired" } | { outcome: "replayed"; grant: string | null };
 
-type Policy = RateLimitSetting & {
-  merchantId: number;
-  ipAllowList: string[];
-  /** Null when the client may call every endpoint. */
-  apiEndpoints: ApiEndpoint[] | null;
-  loadedAt: number;
-};
-/** The client's request window. */
-type Counter = { endsAt: number; count: number };
+type Policy = ClientPolicy & { windowSeconds: number; loadedAt: number };
+/**
+ * The client's request window: `count` is every slot handed out in it, used or still leased;
+ * `leases` the slots of each lease not yet handed back, by id.
+ */
+type Counter = { endsAt: number; count: number; leases: Record<string, number>; nextLease: number };
 type SignInAttempts = { count: number; ends_at: number };
 
 export class RateLimiter extends DurableObject<Bindings> {
@@ -89,46 +146,130 @@ export class RateLimiter extends DurableObject<Bindings> {
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
-    ctx.storage.sql.exec(
+    const { sql } = ctx.storage;
+    sql.exec(
       "CREATE TABLE IF NOT EXISTS sign_in_attempts (account TEXT PRIMARY KEY, count INTEGER NOT NULL, ends_at INTEGER NOT NULL)",
     );
-    ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS sign_in_attempts_ends_at ON sign_in_attempts (ends_at)");
-    ctx.storage.sql.exec(
+    sql.exec("CREATE INDEX IF NOT EXISTS sign_in_attempts_ends_at ON sign_in_attempts (ends_at)");
+    sql.exec(
       "CREATE TABLE IF NOT EXISTS redemptions (key TEXT PRIMARY KEY, grant_id TEXT, expires_at INTEGER NOT NULL)",
     );
-    ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS redemptions_expires_at ON redemptions (expires_at)");
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS revocations (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)");
-    ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS revocations_expires_at ON revocations (expires_at)");
+    sql.exec("CREATE INDEX IF NOT EXISTS redemptions_expires_at ON redemptions (expires_at)");
+    // `seq` orders revocations for the isolates' copies; AUTOINCREMENT never hands out a number
+    // twice, even once the newest row has been deleted.
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS revoked (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, expires_at INTEGER NOT NULL)",
+    );
+    sql.exec("CREATE INDEX IF NOT EXISTS revoked_expires_at ON revoked (expires_at)");
+    // Before leases, revocations were kept without a sequence number.
+    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'revocations'").toArray().length > 0) {
+      sql.exec("INSERT OR IGNORE INTO revoked (id, expires_at) SELECT id, expires_at FROM revocations");
+      sql.exec("DROP TABLE revocations");
+    }
   }
 
   /**
    * Admits a call of `endpoint` with `token`: token not revoked, allowed address, granted endpoint,
-   * then quota; a refusal spends none.
+   * then quota; a refusal spends none. An admitted call comes with a lease for the calls after it
+   * (`terms.want` of them at most). `terms.release` is handed back first, whatever the outcome.
    */
-  async admit(clientId: string, ip: string | null, endpoint: ApiEndpoint, token: TokenIdentity): Promise<Admission> {
+  async admit(
+    clientId: string,
+    ip: string | null,
+    endpoint: ApiEndpoint,
+    token: TokenIdentity,
+    terms: LeaseTerms,
+  ): Promise<Admission> {
+    if (terms.release) this.handBack(terms.release.id, terms.release.used);
     const policy = await this.currentPolicy(clientId);
     if (!policy) return { outcome: "unknown_client" };
     if (this.revokedNow(token)) return { outcome: "revoked" };
-    if (!ipAllowed(policy.ipAllowList, ip)) {
-      return { outcome: "ip_not_allowed" };
-    }
+    if (!ipAllowed(policy.ipAllowList, ip)) return { outcome: "ip_not_allowed" };
     if (policy.apiEndpoints !== null && !policy.apiEndpoints.includes(endpoint)) {
       return { outcome: "endpoint_not_granted" };
     }
     const now = Date.now();
-    let window = (this.window ??= this.ctx.storage.kv.get<Counter>(WINDOW_KEY));
-    if (!window || now >= window.endsAt) {
-      window = this.window = { endsAt: now + policy.windowSeconds * 1000, count: 0 };
-      await this.scheduleCleanup(window.endsAt);
-    }
-    const reset = Math.ceil((window.endsAt - now) / 1000);
-    if (window.count >= policy.limit) {
+    const window = await this.currentWindow(policy, now);
+    const left = policy.limit - window.count;
+    if (left <= 0) {
+      const reset = Math.ceil((window.endsAt - now) / 1000);
       return { outcome: "rate_limited", figures: { limit: policy.limit, remaining: 0, reset } };
     }
-    window.count += 1;
+    const slots = 1 + this.spareSlots(left - 1, terms.want - 1);
+    let id: string | null = null;
+    if (slots > 1) {
+      id = `${window.endsAt}.${window.nextLease++}`;
+      window.leases[id] = slots;
+    }
+    window.count += slots;
     this.ctx.storage.kv.put(WINDOW_KEY, window);
-    const figures = { limit: policy.limit, remaining: policy.limit - window.count, reset };
-    return { outcome: "admitted", figures, merchantId: policy.merchantId };
+    return { outcome: "admitted", lease: this.lease(id, slots, policy, window, now, terms.revocationsSince) };
+  }
+
+  /**
+   * Tops up lease `id`: up to `want` more slots, a fresh policy and the revocations after
+   * `revocationsSince`, for another LEASE_MS. `ended` when the lease is no longer this window's or
+   * the client is gone: the holder then asks with its next call.
+   */
+  async renew(clientId: string, id: string, want: number, revocationsSince: number): Promise<Renewal> {
+    const policy = await this.currentPolicy(clientId);
+    const now = Date.now();
+    const window = policy ? await this.currentWindow(policy, now) : undefined;
+    if (!policy || !window || window.leases[id] === undefined) return { outcome: "ended" };
+    const slots = this.spareSlots(policy.limit - window.count, want);
+    window.leases[id] += slots;
+    window.count += slots;
+    this.ctx.storage.kv.put(WINDOW_KEY, window);
+    return { outcome: "renewed", lease: this.lease(id, slots, policy, window, now, revocationsSince) };
+  }
+
+  /** The holder lets lease `id` go having admitted `used` calls with it: the rest count no more. */
+  async release(id: string, used: number): Promise<void> {
+    this.handBack(id, used);
+  }
+
+  private handBack(id: string, used: number): void {
+    const window = (this.window ??= this.ctx.storage.kv.get<Counter>(WINDOW_KEY));
+    const slots = window?.leases[id];
+    if (!window || slots === undefined) return;
+    delete window.leases[id];
+    window.count -= slots - Math.min(Math.max(used, 0), slots);
+    this.ctx.storage.kv.put(WINDOW_KEY, window);
+  }
+
+  /** Slots a lease may take from `left` (a share of it, at most `want`): none once the share is under two. */
+  private spareSlots(left: number, want: number): number {
+    const share = Math.min(Math.floor(left / LEASE_SHARE), want, MAX_LEASE_SLOTS);
+    return share >= 2 ? share : 0;
+  }
+
+  private lease(
+    id: string | null,
+    slots: number,
+    policy: Policy,
+    window: Counter,
+    now: number,
+    revocationsSince: number,
+  ): Lease {
+    const { limit, merchantId, ipAllowList, apiEndpoints } = policy;
+    return {
+      id,
+      slots,
+      validForMs: Math.min(LEASE_MS, window.endsAt - now),
+      windowEndsInMs: window.endsAt - now,
+      unleased: limit - window.count,
+      policy: { limit, merchantId, ipAllowList, apiEndpoints },
+      revocations: this.revocationsAfter(revocationsSince, now),
+    };
+  }
+
+  private async currentWindow(policy: Policy, now: number): Promise<Counter> {
+    let window = (this.window ??= this.ctx.storage.kv.get<Counter>(WINDOW_KEY));
+    if (!window || now >= window.endsAt) {
+      window = this.window = { endsAt: now + policy.windowSeconds * 1000, count: 0, leases: {}, nextLease: 0 };
+      await this.scheduleCleanup(window.endsAt);
+    }
+    return window;
   }
 
   /**
@@ -186,15 +327,18 @@ export class RateLimiter extends DurableObject<Bindings> {
     return { outcome: "redeemed" };
   }
 
-  /** Lists access tokens as revoked until they would have expired anyway. */
+  /**
+   * Lists access tokens as revoked until they would have expired anyway. Each listing takes a new
+   * sequence number, so that isolates holding a lease learn of it when they next renew.
+   */
   async revoke(revocations: Revocation[]): Promise<void> {
     for (const revocation of revocations) {
-      const id = "jti" in revocation ? `jti:${revocation.jti}` : `grant:${revocation.grant}`;
+      const id = revocationId(revocation);
       this.ctx.storage.sql.exec(
-        "INSERT INTO revocations (id, expires_at) VALUES (?, ?) " +
-          "ON CONFLICT (id) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)",
+        "REPLACE INTO revoked (id, expires_at) VALUES (?, max(?, coalesce((SELECT expires_at FROM revoked WHERE id = ?), 0)))",
         id,
         revocation.expiresAt,
+        id,
       );
       await this.scheduleCleanup(revocation.expiresAt);
     }
@@ -205,12 +349,26 @@ export class RateLimiter extends DurableObject<Bindings> {
     return this.revokedNow(token);
   }
 
-  private revokedNow({ jti, grant }: TokenIdentity): boolean {
-    const ids = [...(jti === null ? [] : [`jti:${jti}`]), ...(grant === null ? [] : [`grant:${grant}`])];
+  private revokedNow(token: TokenIdentity): boolean {
+    const ids = revocationIds(token);
     const placeholders = ids.map(() => "?").join(", ");
     return (
-      this.ctx.storage.sql.exec(`SELECT 1 FROM revocations WHERE id IN (${placeholders})`, ...ids).toArray().length > 0
+      this.ctx.storage.sql.exec(`SELECT 1 FROM revoked WHERE id IN (${placeholders})`, ...ids).toArray().length > 0
     );
+  }
+
+  private revocationsAfter(since: number, now: number): RevocationUpdate {
+    const { sql } = this.ctx.storage;
+    const entries = sql
+      .exec<{ id: string; expires_at: number }>(
+        "SELECT id, expires_at FROM revoked WHERE seq > ? AND expires_at > ? ORDER BY seq",
+        since,
+        now,
+      )
+      .toArray()
+      .map(({ id, expires_at }) => ({ id, expiresAt: expires_at }));
+    const { seq } = sql.exec<{ seq: number | null }>("SELECT max(seq) AS seq FROM revoked").one();
+    return { seq: Math.max(seq ?? 0, since), entries };
   }
 
   /** Deletes the expired counters and records, then wakes for the next to expire, a minute on at the earliest. */
@@ -218,7 +376,7 @@ export class RateLimiter extends DurableObject<Bindings> {
     const now = Date.now();
     this.ctx.storage.sql.exec("DELETE FROM sign_in_attempts WHERE ends_at <= ?", now);
     this.ctx.storage.sql.exec("DELETE FROM redemptions WHERE expires_at <= ?", now);
-    this.ctx.storage.sql.exec("DELETE FROM revocations WHERE expires_at <= ?", now);
+    this.ctx.storage.sql.exec("DELETE FROM revoked WHERE expires_at <= ?", now);
     let window = this.ctx.storage.kv.get<Counter>(WINDOW_KEY);
     if (window && now >= window.endsAt) {
       this.ctx.storage.kv.delete(WINDOW_KEY);
@@ -228,7 +386,7 @@ export class RateLimiter extends DurableObject<Bindings> {
     const { next } = this.ctx.storage.sql
       .exec<{ next: number | null }>(
         "SELECT min(next) AS next FROM (SELECT min(ends_at) AS next FROM sign_in_attempts " +
-          "UNION ALL SELECT min(expires_at) FROM redemptions UNION ALL SELECT min(expires_at) FROM revocations)",
+          "UNION ALL SELECT min(expires_at) FROM redemptions UNION ALL SELECT min(expires_at) FROM revoked)",
       )
       .one();
     const earliest = Math.min(next ?? Infinity, window?.endsAt ?? Infinity);

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { rateLimiterFor } from "../durable-objects/rate-limiter";
+import { admitCall } from "../durable-objects/leases";
 import type { AppEnv } from "../env";
 import { ApiError, OAuthError } from "../errors";
 import { clientIp } from "../http/ip";
@@ -7,24 +7,18 @@ import { type AccessTokenClaims, invalidTokenError } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 
 /**
- * Asks the token's client's RateLimiter to admit a call of `endpoint`: the token's revocation
- * first, then the IP allow-list, then the client's endpoint grants (no refusal spends the client's
- * quota), then the quota. Sets the figures the container reports and returns the client's
- * current merchant.
+ * Admits a call of `endpoint` for the token's client (durable-objects/leases.ts): the token's
+ * revocation first, then the IP allow-list, then the client's endpoint grants (no refusal spends
+ * the client's quota), then the quota. Sets the figures the container reports and returns the
+ * client's current merchant.
  */
 export async function enforceClientLimits(
   c: Context<AppEnv>,
   token: AccessTokenClaims,
   endpoint: ApiEndpoint,
 ): Promise<number> {
-  const started = performance.now();
   const { clientId, jti, grant } = token;
-  const admission = await rateLimiterFor(c.env, clientId).admit(clientId, clientIp(c.req.raw), endpoint, {
-    jti,
-    grant,
-  });
-  const timing = c.get("timing");
-  if (timing) timing.durableObjectMs += performance.now() - started;
+  const admission = await admitCall(c, clientId, clientIp(c.req.raw), endpoint, { jti, grant });
   switch (admission.outcome) {
     case "unknown_client":
       throw new OAuthError(404, "invalid_client_id", "Unknown client ID");

@@ -90,11 +90,39 @@ async function readAtMost(
   return bytes;
 }
 
+/** A D1 bookmark as D1 issues them (four hyphenated hex groups); anything else is refused unsent. */
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+export const BOOKMARK_HEADER = "x-d1-bookmark";
+
+/**
+ * Opens the request's D1 session (D1 read replication; README "Reads and replicas"). API reads
+ * may go to the nearest replica (`first-unconstrained`), or to one at least as fresh as the
+ * bookmark the caller sends back from an earlier response; everything else (writes, and every
+ * /oauth request, whose reads decide who gets a token) starts at the primary. Every response that
+ * read or wrote returns the session's bookmark.
+ */
 export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
+  const bookmark = c.req.header(BOOKMARK_HEADER);
+  if (bookmark !== undefined && !BOOKMARK.test(bookmark)) {
+    throw new ApiError(
+      400,
+      "invalid_request",
+      `Malformed ${BOOKMARK_HEADER} header: send back one this service returned`,
+    );
+  }
+  const session = c.env.DB.withSession(
+    bookmark ?? (replicaReadable(c.req.raw) ? "first-unconstrained" : "first-primary"),
+  );
   const usage = c.get("timing")?.d1;
-  c.set("db", openDatabase(usage ? measuredD1(c.env.DB, usage) : c.env.DB));
+  c.set("db", openDatabase(usage ? measuredD1(session, usage) : session));
   await next();
+  const reached = session.getBookmark();
+  if (reached) c.res.headers.set(BOOKMARK_HEADER, reached);
 });
+
+function replicaReadable(request: Request): boolean {
+  return (request.method === "GET" || request.method === "HEAD") && new URL(request.url).pathname.startsWith("/api/");
+}
 
 /**
  * In development and staging, every response says where its time went (`Server-Timing`): D1 (queries,
@@ -104,7 +132,12 @@ export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
 export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
   // Named, not "anything but production": a missing or misspelt setting measures nothing.
   if (c.env.ENVIRONMENT !== "development" && c.env.ENVIRONMENT !== "staging") return next();
-  const timing: RequestTiming = { started: performance.now(), d1: newD1Usage(), durableObjectMs: 0 };
+  const timing: RequestTiming = {
+    started: performance.now(),
+    d1: newD1Usage(),
+    durableObjectMs: 0,
+    durableObjectCalls: 0,
+  };
   c.set("timing", timing);
   await next();
   const { d1 } = timing;
@@ -113,7 +146,7 @@ export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
     "Server-Timing",
     [
       `d1;dur=${d1.milliseconds.toFixed(1)};desc="${d1.queries} queries, ${d1.rowsRead} rows read${uncounted}"`,
-      `do;dur=${timing.durableObjectMs.toFixed(1)}`,
+      `do;dur=${timing.durableObjectMs.toFixed(1)};desc="${timing.durableObjectCalls} calls"`,
       `total;dur=${(performance.now() - timing.started).toFixed(1)}`,
     ].join(", "),
   );

@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url } from "jose";
 import { findLiveSessionUser, insertSession, revokeSession } from "../db/queries/sessions";
+import { revokeTokens } from "../durable-objects/leases";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv, Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
@@ -96,7 +97,7 @@ export async function startSession(
 /** Ends a session that a replay found started (or about to be), wherever it is in starting. */
 export async function revokeStartingSession(c: Context<AppEnv>, clientId: string, idHash: string, now: number) {
   const expiresAt = (now + STARTING_SESSION_REVOCATION_SECONDS) * 1000;
-  await rateLimiterFor(c.env, clientId).revoke([{ grant: idHash, expiresAt }]);
+  await revokeTokens(c.env, clientId, [{ grant: idHash, expiresAt }]);
   await revokeSession(c.get("db"), idHash, now);
 }
 

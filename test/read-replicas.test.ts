@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
+import { createUser } from "./helpers/seed";
+
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+const device = { deviceId: "BOOKMARK-1", platform: "Android", applicationName: "Nordic Daily" };
+
+describe("D1 sessions: x-d1-bookmark", () => {
+  it("returns the session's bookmark after a write, and reads from at least there when it is sent back", async () => {
+    const token = await userToken(await createUser(9701));
+    const written = await postForm("/api/2/devices", device, bearer(token));
+    expect(written.status).toBe(201);
+    const afterWrite = written.headers.get("x-d1-bookmark");
+    expect(afterWrite).toMatch(BOOKMARK);
+
+    const read = await call("/api/2/me", { headers: { ...bearer(token), "x-d1-bookmark": afterWrite! } });
+    expect(read.status).toBe(200);
+    const afterRead = read.headers.get("x-d1-bookmark");
+    expect(afterRead).toMatch(BOOKMARK);
+    // Bookmarks are fixed-width hex: a later point in the database's history sorts after an earlier one.
+    expect(afterRead! >= afterWrite!).toBe(true);
+  });
+
+  it("gives a bookmark to a read without one, and none to a response that touched no database", async () => {
+    const read = await call("/api/2/clients", { headers: bearer(await serverToken()) });
+    expect(read.headers.get("x-d1-bookmark")).toMatch(BOOKMARK);
+    const status = await call("/api/2/status");
+    expect(status.headers.has("x-d1-bookmark")).toBe(false);
+  });
+
+  it.each([
+    ["not a bookmark", "first-primary"],
+    ["too long", `${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(33)}`],
+    ["upper case", `${"A".repeat(8)}-${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(32)}`],
+    ["empty", ""],
+  ])("refuses a malformed bookmark (%s) with 400 before reading anything", async (_, value) => {
+    const res = await call("/api/2/clients", { headers: { ...bearer(await serverToken()), "x-d1-bookmark": value } });
+    expect(res.status).toBe(400);
+    expect((await container(res)).error).toMatchObject({
+      error: "invalid_request",
+      error_description: "Malformed x-d1-bookmark header: send back one this service returned",
+    });
+    expect(res.headers.has("x-d1-bookmark")).toBe(false);
+  });
+
+  it("refuses a malformed bookmark at the token endpoint too, in the OAuth error body", async () => {
+    const res = await postForm("/oauth/token", { grant_type: "client_credentials" }, { "x-d1-bookmark": "x" });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_request" });
+  });
+});
