@@ -37,7 +37,7 @@ app.post("/oauth/token", async (c) => {
 });
 
 /** Every authenticated read: verify the token, answer a fixed body. */
-for (const path of ["/api/2/clients", "/api/2/users", "/api/2/user/:userId"]) {
+for (const path of ["/api/2/clients", "/api/2/me", "/api/2/users", "/api/2/user/:userId"]) {
   app.get(path, async (c) => {
     const { publicKey } = await keyPair(c.env);
     const token = c.req.header("Authorization")?.slice("Bearer ".length) ?? "";

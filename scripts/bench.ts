@@ -41,7 +41,7 @@ const REVOCATIONS = 1_000;
 const SEARCHED_USER = 500;
 
 type Result = { requestsPerSecond: number; p50: number; p99: number; non2xx: number };
-type Target = { name: string; url: string; serverToken: string };
+type Target = { name: string; url: string; serverToken: string; userToken?: string };
 
 const work = await mkdtemp(join(tmpdir(), "acapi-bench-"));
 let runtime: Miniflare | undefined;
@@ -95,13 +95,15 @@ try {
 
   console.log(`Load: ${SECONDS}s per route and worker, ${CONNECTIONS} connections, autocannon from Node.\n`);
   // Each connection of each run (warm-up and measured) rotates its own chain from one of these.
-  const refreshTokens = await signIns(targets[0]!.url, 4 * CONNECTIONS);
+  const { refreshTokens, accessToken } = await signIns(targets[0]!.url, 4 * CONNECTIONS);
+  targets[0]!.userToken = accessToken;
   const rows: string[][] = [];
   for (const route of routes(refreshTokens)) {
     if (route.before) await route.before(targets[0]!);
     const results: Result[] = [];
     for (const target of targets) results.push(await load(target, route));
     const [s, b] = results as [Result, Result];
+    const share = route.authenticated ? await durableObjectShare(targets[0]!, route) : "";
     rows.push([
       route.label,
       fmt(s.requestsPerSecond),
@@ -109,10 +111,14 @@ try {
       fmt(b.requestsPerSecond),
       `${b.p50} / ${b.p99}`,
       (s.requestsPerSecond / b.requestsPerSecond).toFixed(2),
+      share,
       s.non2xx + b.non2xx > 0 ? `non-2xx: ${s.non2xx}/${b.non2xx}` : "",
     ]);
   }
-  printTable(["route", "service req/s", "p50/p99 ms", "baseline req/s", "p50/p99 ms", "ratio", ""], rows);
+  printTable(
+    ["route", "service req/s", "p50/p99 ms", "baseline req/s", "p50/p99 ms", "ratio", "waited on the DO", ""],
+    rows,
+  );
 
   const [service, baseline] = targets as [Target, Target];
   const userRows: string[][] = [];
@@ -141,13 +147,24 @@ try {
         (s.requestsPerSecond / b.requestsPerSecond).toFixed(2),
         server.p50.toFixed(2),
         server.rowsRead,
+        await durableObjectShare(service, route),
         s.non2xx > 0 ? `non-2xx: ${s.non2xx}` : "",
       ]);
     }
   }
   console.log("");
   printTable(
-    ["route", "users", "service req/s", "p50/p99 ms", "ratio", "p50 alone ms", "D1 rows read/request", ""],
+    [
+      "route",
+      "users",
+      "service req/s",
+      "p50/p99 ms",
+      "ratio",
+      "p50 alone ms",
+      "D1 rows read/request",
+      "waited on the DO",
+      "",
+    ],
     userRows,
   );
   for (const [label, [small, large]] of p50s) {
@@ -176,6 +193,8 @@ type Route = {
   requests?: autocannon.Request[];
   /** Work before the route is loaded, outside the timed part. */
   before?: (service: Target) => Promise<void>;
+  /** Admitted by the client's rate limiter: the bench reports how many calls waited on its Durable Object. */
+  authenticated?: boolean;
 };
 
 function routes(refreshTokens: string[]): Route[] {
@@ -197,13 +216,28 @@ function routes(refreshTokens: string[]): Route[] {
       headers: () => ({ Authorization: BASIC, "Content-Type": FORM }),
       requests: [refreshChain(refreshTokens)],
     },
-    { label: "GET /api/2/clients (server token)", method: "GET", path: "/api/2/clients", headers: bearer },
+    {
+      label: "GET /api/2/clients (server token)",
+      method: "GET",
+      path: "/api/2/clients",
+      headers: bearer,
+      authenticated: true,
+    },
+    {
+      label: "GET /api/2/me (user token)",
+      method: "GET",
+      path: "/api/2/me",
+      // The baseline verifies whichever token it is given; it has no user tokens of its own.
+      headers: (t) => ({ Authorization: `Bearer ${t.userToken ?? t.serverToken}` }),
+      authenticated: true,
+    },
     {
       label: `GET /api/2/clients (${fmt(REVOCATIONS)} tokens revoked)`,
       method: "GET",
       path: "/api/2/clients",
       headers: bearer,
       before: revokeTokens,
+      authenticated: true,
     },
   ];
 }
@@ -223,10 +257,11 @@ function refreshChain(pool: string[]): autocannon.Request {
   };
 }
 
-/** Refresh tokens of the demo's first user for the benchmark client, from as many password sign-ins. */
-async function signIns(url: string, count: number): Promise<string[]> {
+/** Refresh tokens of the demo's first user for the benchmark client, from as many password sign-ins, and an access token. */
+async function signIns(url: string, count: number): Promise<{ refreshTokens: string[]; accessToken: string }> {
   const user = demo.users[0]!;
   const tokens: string[] = [];
+  let accessToken = "";
   for (let i = 0; i < count; i++) {
     const res = await fetch(`${url}/oauth/token`, {
       method: "POST",
@@ -239,9 +274,11 @@ async function signIns(url: string, count: number): Promise<string[]> {
       }),
     });
     if (!res.ok) throw new Error(`password sign-in for the benchmark: ${res.status} ${await res.text()}`);
-    tokens.push(((await res.json()) as { refresh_token: string }).refresh_token);
+    const body = (await res.json()) as { refresh_token: string; access_token: string };
+    tokens.push(body.refresh_token);
+    accessToken = body.access_token;
   }
-  return tokens;
+  return { refreshTokens: tokens, accessToken };
 }
 
 /** REVOCATIONS fresh server tokens of the benchmark client, each revoked at /oauth/revoke. */
@@ -260,18 +297,26 @@ async function revokeTokens(service: Target): Promise<void> {
 function userRoutes(): Route[] {
   const bearer = (t: Target) => ({ Authorization: `Bearer ${t.serverToken}` });
   return [
-    { label: "GET /api/2/users?limit=100", method: "GET", path: "/api/2/users?limit=100", headers: bearer },
+    {
+      label: "GET /api/2/users?limit=100",
+      method: "GET",
+      path: "/api/2/users?limit=100",
+      headers: bearer,
+      authenticated: true,
+    },
     {
       label: "GET /api/2/users?email=...",
       method: "GET",
       path: `/api/2/users?email=user${SEARCHED_USER}@bench.example`,
       headers: bearer,
+      authenticated: true,
     },
     {
       label: "GET /api/2/user/{id}",
       method: "GET",
       path: `/api/2/user/${BENCH_USER_FIRST_ID + SEARCHED_USER}`,
       headers: bearer,
+      authenticated: true,
     },
   ];
 }
@@ -295,6 +340,33 @@ async function serverTiming(target: Target, route: Route, samples = 200) {
   }
   roundTrips.sort((a, b) => a - b);
   return { rowsRead, p50: roundTrips[Math.floor(roundTrips.length / 2)]! };
+}
+
+/**
+ * The share of the route's calls that waited on the client's Durable Object, under the same load
+ * for two seconds, from the service's Server-Timing header (`do;...;desc="N calls"`). Not timed:
+ * reading every response's headers costs the load generator.
+ */
+async function durableObjectShare(service: Target, route: Route): Promise<string> {
+  let waited = 0;
+  let answered = 0;
+  await autocannon({
+    url: `${service.url}${route.path}`,
+    method: route.method,
+    headers: route.headers(service),
+    connections: CONNECTIONS,
+    duration: 2,
+    requests: [
+      {
+        onResponse: (_status, _body, _context, headers) => {
+          answered += 1;
+          const calls = /do;dur=[\d.]+;desc="(\d+) calls"/.exec(String(headers?.["server-timing"] ?? ""))?.[1];
+          if (Number(calls) > 0) waited += 1;
+        },
+      },
+    ],
+  });
+  return `${((100 * waited) / Math.max(answered, 1)).toFixed(1)} % of ${fmt(answered)}`;
 }
 
 /** Generated users `from + 1` to `to`, connected to the benchmark client, imported in batches. */
