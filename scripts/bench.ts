@@ -11,22 +11,24 @@
  * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load. Everything it
  * starts is stopped before it exits.
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import autocannon from "autocannon";
-import { drizzle } from "drizzle-orm/d1";
-import { build } from "esbuild";
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import type { Miniflare } from "miniflare";
 import demo from "../data/demo.json" with { type: "json" };
-import { buildImportStatements } from "../src/db/import";
-import { toSqlScript } from "../src/db/sql-script";
-import * as schema from "../src/db/schema";
-import { importFileSchema } from "../src/schemas/import";
+import {
+  bundle,
+  buildService,
+  fmt,
+  importScript,
+  printTable,
+  seed,
+  startRuntime,
+  workerUrl,
+} from "./lib/bench-runtime";
 import { generateDataProtectionKey, generateSigningKeys } from "./lib/keys";
-import { runWrangler } from "./lib/wrangler";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -50,46 +52,16 @@ try {
   const serviceScript = await buildService(join(work, "service"));
   const baselineScript = await bundle("bench/baseline.ts", join(work, "baseline.js"));
 
-  // The bindings of wrangler.toml's top level (local D1, KV, Durable Object); module rules are
-  // for unbundled sources and do not apply to the built script. Both workers run in one workerd
-  // process, each reached on its own socket, so neither pays for a router the other skips.
-  const { modulesRules: _, ...workerOptions } = unstable_getMiniflareWorkerOptions("wrangler.toml").workerOptions;
-  const directSocket = [{ host: "127.0.0.1", port: 0 }];
-  runtime = new Miniflare(
-    convertV4MiniflareOptions({
-      resourcePersistencePath: join(work, "state"),
-      cf: false,
-      workers: [
-        {
-          ...workerOptions,
-          name: "service",
-          modules: true,
-          scriptPath: serviceScript,
-          modulesRoot: dirname(serviceScript),
-          bindings: {
-            ...(workerOptions.bindings as Record<string, unknown>),
-            ...secrets,
-            BASE_URL: "http://127.0.0.1",
-          },
-          unsafeDirectSockets: directSocket,
-        },
-        {
-          name: "baseline",
-          modules: true,
-          scriptPath: baselineScript,
-          modulesRoot: dirname(baselineScript),
-          compatibilityDate: workerOptions.compatibilityDate as string,
-          bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS },
-          unsafeDirectSockets: directSocket,
-        },
-      ],
-    }),
-  );
-  await runtime.ready;
-  await seed(runtime, secrets.DATA_PROTECTION_KEY);
+  // Both workers run in one workerd process, each reached on its own socket.
+  runtime = await startRuntime(join(work, "state"), serviceScript, secrets, [
+    { name: "baseline", scriptPath: baselineScript, bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS } },
+  ]);
+  await seed(runtime, secrets.DATA_PROTECTION_KEY, [
+    { ...demo.clients[0]!, ...BENCH_CLIENT, name: "Benchmark", rateLimit: { limit: 10_000_000, windowSeconds: 3600 } },
+  ]);
   const targets: Target[] = [];
   for (const name of ["service", "baseline"]) {
-    const url = (await runtime.unsafeGetDirectURL(name)).toString().replace(/\/$/, "");
+    const url = await workerUrl(runtime, name);
     targets.push({ name, url, serverToken: await fetchToken(url) });
   }
 
@@ -371,8 +343,6 @@ async function durableObjectShare(service: Target, route: Route): Promise<string
 
 /** Generated users `from + 1` to `to`, connected to the benchmark client, imported in batches. */
 async function importBenchUsers(mf: Miniflare, dataProtectionKey: string, from: number, to: number) {
-  const d1 = await mf.getD1Database("DB", "service");
-  const db = drizzle(d1 as unknown as Parameters<typeof drizzle>[0], { schema });
   const givenNames = ["Ingrid", "Erik", "Kari", "Ola", "Åse", "Nils", "Sofie", "Jonas"];
   const familyNames = ["Hansen", "Johansen", "Olsen", "Larsen", "Andersen", "Pedersen", "Nilsen", "Kristiansen"];
   const BATCH = 1_000;
@@ -391,8 +361,7 @@ async function importBenchUsers(mf: Miniflare, dataProtectionKey: string, from: 
       });
     }
     // One script a batch: through Miniflare's proxy each prepared statement would be a round trip.
-    const statements = await buildImportStatements(db, importFileSchema.parse({ users }), dataProtectionKey);
-    await d1.exec(toSqlScript(statements.map((statement) => statement.toSQL())));
+    await importScript(mf, { users }, dataProtectionKey);
   }
 }
 
@@ -430,64 +399,6 @@ async function fetchToken(url: string): Promise<string> {
   return ((await res.json()) as { access_token: string }).access_token;
 }
 
-/** Migrations and the demo data, plus a client whose quota the load cannot exhaust. */
-async function seed(mf: Miniflare, dataProtectionKey: string): Promise<void> {
-  const d1 = await mf.getD1Database("DB", "service");
-  for (const name of (await readdir("migrations")).filter((file) => file.endsWith(".sql")).sort()) {
-    const migration = await readFile(join("migrations", name), "utf8");
-    await d1.batch(
-      migration
-        .split("--> statement-breakpoint")
-        .map((statement) => statement.trim())
-        .filter(Boolean)
-        .map((statement) => d1.prepare(statement)),
-    );
-  }
-  const benchClient = {
-    ...demo.clients[0]!,
-    ...BENCH_CLIENT,
-    name: "Benchmark",
-    rateLimit: { limit: 10_000_000, windowSeconds: 3600 },
-  };
-  const file = importFileSchema.parse({ ...demo, clients: [...demo.clients, benchClient] });
-  const db = drizzle(d1 as unknown as Parameters<typeof drizzle>[0], { schema });
-  const [first, ...rest] = await buildImportStatements(db, file, dataProtectionKey);
-  await db.batch([first!, ...rest]);
-}
-
-/** The exact bundle `wrangler deploy` would upload. */
-async function buildService(outdir: string): Promise<string> {
-  if (!(await runWrangler(["deploy", "--dry-run", "--env", "production", "--outdir", outdir]))) {
-    throw new Error("wrangler deploy --dry-run failed");
-  }
-  return join(outdir, "index.js");
-}
-
-async function bundle(entry: string, outfile: string): Promise<string> {
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    format: "esm",
-    minify: true,
-    platform: "neutral",
-    mainFields: ["module", "main"],
-  });
-  return outfile;
-}
-
-function fmt(n: number): string {
-  return Math.round(n).toLocaleString("en-US");
-}
-
 function kib(bytes: number): string {
   return (bytes / 1024).toFixed(1);
-}
-
-function printTable(header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ");
-  console.log(line(header));
-  console.log(line(widths.map((w) => "-".repeat(w))));
-  for (const row of rows) console.log(line(row));
 }

@@ -1,0 +1,141 @@
+/**
+ * What the benchmarks (scripts/bench.ts, scripts/bench-load.ts) share: the exact bundle `wrangler
+ * deploy` would upload, started in one local workerd through Miniflare with the real local D1, KV
+ * and Durable Object bindings of wrangler.toml's top level (ENVIRONMENT=development, so responses
+ * carry Server-Timing), each worker on its own socket; the migrations and the demo data; imports
+ * through the same builder as `npm run db:import`.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { drizzle } from "drizzle-orm/d1";
+import { build } from "esbuild";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import demo from "../../data/demo.json" with { type: "json" };
+import { buildImportStatements } from "../../src/db/import";
+import * as schema from "../../src/db/schema";
+import { toSqlScript } from "../../src/db/sql-script";
+import { importFileSchema } from "../../src/schemas/import";
+import { runWrangler } from "./wrangler";
+
+export type Secrets = { TOKEN_SIGNING_KEYS: string; DATA_PROTECTION_KEY: string };
+
+/** A worker started beside the service: a bundled script and its bindings. */
+export type ExtraWorker = { name: string; scriptPath: string; bindings: Record<string, string> };
+
+/**
+ * The service (`serviceScript`, from buildService) and `extra` workers in one workerd process,
+ * each reached on its own socket (Miniflare's unsafeGetDirectURL), so neither pays for a router
+ * the other skips. The service's state (D1, KV, Durable Objects) persists under `statePath`.
+ */
+export async function startRuntime(
+  statePath: string,
+  serviceScript: string,
+  secrets: Secrets,
+  extra: ExtraWorker[] = [],
+): Promise<Miniflare> {
+  // The bindings of wrangler.toml's top level (local D1, KV, Durable Object); module rules are
+  // for unbundled sources and do not apply to the built script.
+  const { modulesRules: _, ...workerOptions } = unstable_getMiniflareWorkerOptions("wrangler.toml").workerOptions;
+  const directSocket = [{ host: "127.0.0.1", port: 0 }];
+  const runtime = new Miniflare(
+    convertV4MiniflareOptions({
+      resourcePersistencePath: statePath,
+      cf: false,
+      workers: [
+        {
+          ...workerOptions,
+          name: "service",
+          modules: true,
+          scriptPath: serviceScript,
+          modulesRoot: dirname(serviceScript),
+          bindings: {
+            ...(workerOptions.bindings as Record<string, unknown>),
+            ...secrets,
+            BASE_URL: "http://127.0.0.1",
+          },
+          unsafeDirectSockets: directSocket,
+        },
+        ...extra.map((worker) => ({
+          name: worker.name,
+          modules: true,
+          scriptPath: worker.scriptPath,
+          modulesRoot: dirname(worker.scriptPath),
+          compatibilityDate: workerOptions.compatibilityDate as string,
+          bindings: worker.bindings,
+          unsafeDirectSockets: directSocket,
+        })),
+      ],
+    }),
+  );
+  await runtime.ready;
+  return runtime;
+}
+
+/** The worker's own socket, without a trailing slash. */
+export async function workerUrl(runtime: Miniflare, name: string): Promise<string> {
+  return (await runtime.unsafeGetDirectURL(name)).toString().replace(/\/$/, "");
+}
+
+/** Migrations and the demo data, with `clients` added to the demo's. */
+export async function seed(mf: Miniflare, dataProtectionKey: string, clients: unknown[] = []): Promise<void> {
+  const d1 = await mf.getD1Database("DB", "service");
+  for (const name of (await readdir("migrations")).filter((file) => file.endsWith(".sql")).sort()) {
+    const migration = await readFile(join("migrations", name), "utf8");
+    await d1.batch(
+      migration
+        .split("--> statement-breakpoint")
+        .map((statement) => statement.trim())
+        .filter(Boolean)
+        .map((statement) => d1.prepare(statement)),
+    );
+  }
+  const file = importFileSchema.parse({ ...demo, clients: [...demo.clients, ...clients] });
+  const db = drizzle(d1 as unknown as Parameters<typeof drizzle>[0], { schema });
+  const [first, ...rest] = await buildImportStatements(db, file, dataProtectionKey);
+  await db.batch([first!, ...rest]);
+}
+
+/**
+ * Imports `file` (the import format) into the service's D1 as one SQL script: through Miniflare's
+ * proxy each prepared statement would be a round trip.
+ */
+export async function importScript(mf: Miniflare, file: unknown, dataProtectionKey: string): Promise<void> {
+  const d1 = await mf.getD1Database("DB", "service");
+  const db = drizzle(d1 as unknown as Parameters<typeof drizzle>[0], { schema });
+  const statements = await buildImportStatements(db, importFileSchema.parse(file), dataProtectionKey);
+  await d1.exec(toSqlScript(statements.map((statement) => statement.toSQL())));
+}
+
+/** The exact bundle `wrangler deploy` would upload. */
+export async function buildService(outdir: string): Promise<string> {
+  if (!(await runWrangler(["deploy", "--dry-run", "--env", "production", "--outdir", outdir]))) {
+    throw new Error("wrangler deploy --dry-run failed");
+  }
+  return join(outdir, "index.js");
+}
+
+export async function bundle(entry: string, outfile: string): Promise<string> {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: "esm",
+    minify: true,
+    platform: "neutral",
+    mainFields: ["module", "main"],
+  });
+  return outfile;
+}
+
+export function fmt(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+export function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ");
+  console.log(line(header));
+  console.log(line(widths.map((w) => "-".repeat(w))));
+  for (const row of rows) console.log(line(row));
+}
