@@ -24,6 +24,8 @@ export type Bindings = {
 /** Per-request values set by middleware; handlers read them, never rebuild them. */
 export type Variables = {
   db: Database;
+  /** The caller sent `x-d1-bookmark`: reads at least that fresh, so never from an isolate's cache. */
+  bookmarked: boolean;
   format: ResponseFormat;
   route: RouteInfo;
   caller: Caller;

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { API_READ_CACHE_TTL_MS } from "../src/db/cached-reads";
 import { openDatabase } from "../src/db/client";
 import { isConnected } from "../src/db/queries/users";
 import { basicAuth, bearer, call, container, erik, ingrid, postForm, userToken } from "./helpers/http";
@@ -103,15 +104,22 @@ describe("GET /api/2/me", () => {
 });
 
 describe("GET /api/2/me for a user blocked or deleted after sign-in", () => {
+  afterEach(() => vi.useRealTimers());
+
   it.each([
-    [-2, "blocked"],
-    [-3, "deleted"],
-  ])("refuses the user's token once the status is %i (%s)", async (status, word) => {
-    const user = await createUser(9200 - status);
+    [-2, "blocked", "at once, for a caller that sends its bookmark"],
+    [-3, "deleted", "at once, for a caller that sends its bookmark"],
+    [-2, "blocked", "within the isolate's read cache time, for any caller"],
+  ])("refuses the user's token once the status is %i (%s): %s", async (status, word, when) => {
+    const user = await createUser(9200 - status + (when.startsWith("within") ? 10 : 0));
     const token = await userToken(user);
-    expect((await call("/api/2/me", { headers: bearer(token) })).status).toBe(200);
+    const before = await call("/api/2/me", { headers: bearer(token) });
+    expect(before.status).toBe(200);
     await importData({ users: [{ ...user.row, status }] });
-    const res = await call("/api/2/me", { headers: bearer(token) });
+    const headers: Record<string, string> = bearer(token);
+    if (when.startsWith("within")) vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + API_READ_CACHE_TTL_MS });
+    else headers["x-d1-bookmark"] = before.headers.get("x-d1-bookmark")!;
+    const res = await call("/api/2/me", { headers });
     expect(res.status).toBe(401);
     expect(res.headers.get("WWW-Authenticate")).toContain('error="invalid_token"');
     const body = await container(res);

@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { API_READ_CACHE_TTL_MS } from "../src/db/cached-reads";
 import { bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
-import { createUser } from "./helpers/seed";
+import { createClient, createUser } from "./helpers/seed";
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 const device = { deviceId: "BOOKMARK-1", platform: "Android", applicationName: "Nordic Daily" };
@@ -47,5 +48,25 @@ describe("D1 sessions: x-d1-bookmark", () => {
     const res = await postForm("/oauth/token", { grant_type: "client_credentials" }, { "x-d1-bookmark": "x" });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_request" });
+  });
+});
+
+describe("the isolate's read cache (clients, users by id, me)", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("shows a change at once to a caller that sends its bookmark, and to every caller within the cache time", async () => {
+    const token = await serverToken(await createClient({ merchantId: 20 }));
+    const listed = async (headers: Record<string, string> = {}) => {
+      const res = await call("/api/2/clients", { headers: { ...bearer(token), ...headers } });
+      expect(res.status).toBe(200);
+      return { ids: Object.keys((await container(res)).data as object), bookmark: res.headers.get("x-d1-bookmark") };
+    };
+    const before = await listed();
+    const added = await createClient({ merchantId: 20 });
+    expect(before.ids).not.toContain(added.id);
+
+    expect((await listed({ "x-d1-bookmark": before.bookmark! })).ids).toContain(added.id);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + API_READ_CACHE_TTL_MS });
+    expect((await listed()).ids).toContain(added.id);
   });
 });

@@ -1,7 +1,7 @@
 /** GET /api/2/clients: the caller's merchant's clients, keyed by client ID. Server token. */
 import { Hono } from "hono";
 import * as z from "zod/mini";
-import { listMerchantClients } from "../db/queries/clients";
+import { readMerchantClients } from "../db/cached-reads";
 import type { AppEnv } from "../env";
 import { describeRoute, respond } from "../http/container";
 import { requireToken } from "../middleware/auth";
@@ -17,7 +17,7 @@ export const clientRoutes = new Hono<AppEnv>().get(
   }),
   requireToken("clients", "server"),
   async (c) => {
-    const clients = await listMerchantClients(c.get("db"), c.get("caller").merchantId);
+    const clients = await readMerchantClients(c.get("db"), c.get("caller").merchantId, c.get("bookmarked"));
     return respond(c, {
       object: "Clients",
       data: Object.fromEntries(clients.map((client) => [client.id, clientView(client)])),

@@ -1,6 +1,6 @@
 /** GET /api/2/me: the User object of the token's own user. User token. */
 import { Hono } from "hono";
-import { findUserProfile } from "../db/queries/users";
+import { readUserProfile } from "../db/cached-reads";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -15,7 +15,7 @@ export const meRoutes = new Hono<AppEnv>().get(
   describeRoute({ name: "Get current user", controller: "api/me#show", success: { data: userSchema } }),
   requireToken("me", "user"),
   async (c) => {
-    const profile = await findUserProfile(c.get("db"), c.get("caller").userId!);
+    const profile = await readUserProfile(c.get("db"), c.get("caller").userId!, c.get("bookmarked"));
     if (!profile) throw new ApiError(404, "invalid_request", "User not found");
     const refusal = REFUSED_USER_STATUSES[profile.user.status];
     if (refusal) {

@@ -5,7 +5,8 @@
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";
-import { findUserIdByUuid, findUserProfile } from "../db/queries/users";
+import { readUserProfile } from "../db/cached-reads";
+import { findUserIdByUuid } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
@@ -32,7 +33,7 @@ export const userRoutes = new Hono<AppEnv>().get(
     const userId = key === undefined ? undefined : "userId" in key ? key.userId : await findUserIdByUuid(db, key.uuid);
     if (userId === undefined) throw notFound();
     const caller = c.get("caller");
-    const profile = await findUserProfile(db, userId);
+    const profile = await readUserProfile(db, userId, c.get("bookmarked"));
     const ofMerchant = profile?.connections.filter((connection) => connection.merchantId === caller.merchantId) ?? [];
     if (!profile || ofMerchant.length === 0) throw notFound();
     const connected = ofMerchant.some((connection) => connection.clientId === caller.clientId);

@@ -113,6 +113,7 @@ export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
   const session = c.env.DB.withSession(
     bookmark ?? (replicaReadable(c.req.raw) ? "first-unconstrained" : "first-primary"),
   );
+  c.set("bookmarked", bookmark !== undefined);
   const usage = c.get("timing")?.d1;
   c.set("db", openDatabase(usage ? measuredD1(session, usage) : session));
   await next();

@@ -13,6 +13,7 @@
  */
 import type { Context } from "hono";
 import type { Database } from "../db/client";
+import { IsolateCache } from "../db/isolate-cache";
 import { findClient, type ClientRecord } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
@@ -21,8 +22,7 @@ import { clientIp, ipAllowed } from "../http/ip";
 import { verifySecret } from "../security/data-protection";
 
 const CLIENT_CACHE_TTL_MS = 60_000;
-const CLIENT_CACHE_MAX_ENTRIES = 1_000;
-const clientCache = new Map<string, { client: ClientRecord; loadedAt: number }>();
+const clientCache = new IsolateCache<ClientRecord>(CLIENT_CACHE_TTL_MS);
 
 type BodyCredentials = { client_id?: string | undefined; client_secret?: string | undefined };
 type Credentials = { id: string; secret: string; method: "basic" | "body" };
@@ -38,14 +38,14 @@ export async function authenticateClient(
 ): Promise<ClientRecord> {
   const authorization = c.req.header("Authorization");
   if (publicAllowed && body.client_id && body.client_secret === undefined && authorization === undefined) {
-    const client = cachedClient(body.client_id) ?? (await loadClient(c.get("db"), body.client_id));
+    const client = clientCache.get(body.client_id) ?? (await loadClient(c.get("db"), body.client_id));
     if (!client?.publicClient) {
       throw clientAuthFailed("body", "Client authentication is required: HTTP Basic or client_id and client_secret");
     }
     return allowedFrom(c, client);
   }
   const credentials = presentedCredentials(authorization, body);
-  const cached = cachedClient(credentials.id);
+  const cached = clientCache.get(credentials.id);
   let client = cached ?? (await loadClient(c.get("db"), credentials.id));
   let valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
   if (cached && !valid) {
@@ -63,19 +63,9 @@ function allowedFrom(c: Context<AppEnv>, client: ClientRecord): ClientRecord {
   return client;
 }
 
-function cachedClient(id: string): ClientRecord | undefined {
-  const entry = clientCache.get(id);
-  return entry && Date.now() - entry.loadedAt < CLIENT_CACHE_TTL_MS ? entry.client : undefined;
-}
-
 async function loadClient(db: Database, id: string): Promise<ClientRecord | undefined> {
   const client = await findClient(db, id);
-  clientCache.delete(id);
-  if (client) {
-    // Map keeps insertion order, so the first key is the entry loaded longest ago.
-    if (clientCache.size >= CLIENT_CACHE_MAX_ENTRIES) clientCache.delete(clientCache.keys().next().value!);
-    clientCache.set(id, { client, loadedAt: Date.now() });
-  }
+  clientCache.set(id, client);
   return client;
 }
 
