@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { pathnameOf } from "../src/http/format";
 import { basicAuth, bearer, call, container, postForm, serverToken, webClient } from "./helpers/http";
 import { createClient } from "./helpers/seed";
 
@@ -272,5 +274,17 @@ describe("formats, paths and methods", () => {
       type: "ApiException",
       error_description: "No endpoint at this path",
     });
+  });
+});
+
+describe("the request's path, read without parsing its URL (http/format.ts)", () => {
+  it("is the parsed URL's pathname for any URL the runtime serializes", () => {
+    fc.assert(
+      fc.property(fc.webUrl({ withQueryParameters: true, withFragments: true }), (raw) => {
+        const url = new Request(raw).url;
+        expect(pathnameOf(url)).toBe(new URL(url).pathname);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -29,13 +29,16 @@ export function routingPath(pathname: string): string {
   return pathname.startsWith("/api/") ? pathname.replace(SUFFIX, "") : pathname;
 }
 
-export function formatOf(url: URL): ResponseFormat {
-  const suffix = SUFFIX.exec(url.pathname)?.[1];
-  if (suffix === undefined || suffix === "json") return { kind: "json" };
+const JSON_FORMAT: ResponseFormat = { kind: "json" };
+
+/** The format `requestUrl` asks for; only a JSONP request has its query parsed (for the callback). */
+export function formatOf(requestUrl: string): ResponseFormat {
+  const suffix = SUFFIX.exec(pathnameOf(requestUrl))?.[1];
+  if (suffix === undefined || suffix === "json") return JSON_FORMAT;
   if (suffix !== "jsonp") {
     throw new ApiError(406, "invalid_request", "Unsupported format: this endpoint serves json and jsonp");
   }
-  const callback = url.searchParams.get("callback") ?? DEFAULT_CALLBACK;
+  const callback = new URL(requestUrl).searchParams.get("callback") ?? DEFAULT_CALLBACK;
   if (
     callback.length > MAX_CALLBACK_LENGTH ||
     !CALLBACK.test(callback) ||
@@ -48,4 +51,17 @@ export function formatOf(url: URL): ResponseFormat {
     );
   }
   return { kind: "jsonp", callback };
+}
+
+/**
+ * A request's URL is the runtime's serialization of a parsed URL, so its path is exactly the text
+ * between the authority and the query: the same as `new URL(url).pathname`, without building one.
+ */
+export function pathnameOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("://") + 3);
+  if (start < 0) return "/";
+  let end = url.indexOf("?", start);
+  const fragment = url.indexOf("#", start);
+  if (fragment >= 0 && (end < 0 || fragment < end)) end = fragment;
+  return url.slice(start, end < 0 ? undefined : end);
 }

@@ -160,7 +160,7 @@ export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
  * (method-not-allowed detection among them) sees the real status.
  */
 export const selectFormat = createMiddleware<AppEnv>(async (c, next) => {
-  c.set("format", formatOf(new URL(c.req.url)));
+  c.set("format", formatOf(c.req.url));
   await next();
   if (c.get("format").kind === "jsonp" && c.res.status !== 200) {
     c.res = new Response(c.res.body, { status: 200, headers: c.res.headers });
