@@ -1,6 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "../client";
-import { refreshTokens } from "../schema";
+import { refreshTokens, users } from "../schema";
 
 export type RefreshTokenRecord = typeof refreshTokens.$inferSelect;
 
@@ -10,6 +10,16 @@ export function insertRefreshToken(db: Database, token: typeof refreshTokens.$in
 
 export function findRefreshToken(db: Database, tokenHash: string): Promise<RefreshTokenRecord | undefined> {
   return db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash)).get();
+}
+
+/** The token with its user's status (null when the user is gone), in one read for the refresh grant. */
+export function findRefreshTokenForRotation(db: Database, tokenHash: string) {
+  return db
+    .select({ token: refreshTokens, userStatus: users.status })
+    .from(refreshTokens)
+    .leftJoin(users, eq(users.id, refreshTokens.userId))
+    .where(eq(refreshTokens.tokenHash, tokenHash))
+    .get();
 }
 
 /**

@@ -43,8 +43,12 @@ export async function findUserStatus(db: Database, userId: number): Promise<numb
 
 /** Why the user may not sign in (`inactive`, `blocked`, `deleted`; a missing user is deleted), or undefined. */
 export async function findUserRefusal(db: Database, userId: number): Promise<string | undefined> {
-  const status = await findUserStatus(db, userId);
-  return status === undefined ? "deleted" : REFUSED_USER_STATUSES[status];
+  return refusalOf(await findUserStatus(db, userId));
+}
+
+/** Why a user of `status` may not sign in; a missing status (no such user) is `deleted`. */
+export function refusalOf(status: number | null | undefined): string | undefined {
+  return status === undefined || status === null ? "deleted" : REFUSED_USER_STATUSES[status];
 }
 
 export async function findUserIdByUuid(db: Database, uuid: string): Promise<number | undefined> {
