@@ -107,8 +107,8 @@ describe("GET /api/2/me for a user blocked or deleted after sign-in", () => {
   afterEach(() => vi.useRealTimers());
 
   it.each([
-    [-2, "blocked", "at once, for a caller that sends its bookmark"],
-    [-3, "deleted", "at once, for a caller that sends its bookmark"],
+    [-2, "blocked", "reading D1, for a caller that sends its bookmark"],
+    [-3, "deleted", "reading D1, for a caller that sends its bookmark"],
     [-2, "blocked", "within the isolate's read cache time, for any caller"],
   ])("refuses the user's token once the status is %i (%s): %s", async (status, word, when) => {
     const user = await createUser(9200 - status + (when.startsWith("within") ? 10 : 0));

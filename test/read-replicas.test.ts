@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { API_READ_CACHE_TTL_MS } from "../src/db/cached-reads";
-import { bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
+import { sessionStart } from "../src/middleware/request";
+import { BASE, basicAuth, bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
@@ -42,6 +43,31 @@ describe("D1 sessions: x-d1-bookmark", () => {
       error_description: "Malformed x-d1-bookmark header: send back one this service returned",
     });
     expect(res.headers.has("x-d1-bookmark")).toBe(false);
+  });
+
+  it("starts API reads at a replica (the caller's bookmark, else the nearest) and everything else at the primary", () => {
+    const bookmark = "00000000-0000000d-00000000-00000000000000000000000000000000";
+    const at = (method: string, path: string, sent?: string) =>
+      sessionStart(new Request(`${BASE}${path}`, { method }), sent);
+    expect(at("GET", "/api/2/users")).toBe("first-unconstrained");
+    expect(at("HEAD", "/api/2/me.json", bookmark)).toBe(bookmark);
+    expect(at("GET", "/api/2/users?x-d1-bookmark=1", bookmark)).toBe(bookmark);
+    // A bookmark only promises "at least this fresh": never for writes or for what decides security.
+    expect(at("POST", "/api/2/devices", bookmark)).toBe("first-primary");
+    expect(at("POST", "/oauth/token", bookmark)).toBe("first-primary");
+    expect(at("GET", "/oauth/authorize", bookmark)).toBe("first-primary");
+    expect(at("GET", "/.well-known/jwks.json", bookmark)).toBe("first-primary");
+    expect(at("GET", "/apiary/2/users", bookmark)).toBe("first-primary");
+  });
+
+  it("sends no bookmark with a failure", async () => {
+    const refused = await postForm(
+      "/oauth/token",
+      { grant_type: "client_credentials" },
+      basicAuth("0".repeat(24), "nope"),
+    );
+    expect(refused.status).toBe(401);
+    expect(refused.headers.has("x-d1-bookmark")).toBe(false);
   });
 
   it("refuses a malformed bookmark at the token endpoint too, in the OAuth error body", async () => {

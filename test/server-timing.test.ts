@@ -5,7 +5,7 @@ import worker from "../src/index";
 import { BASE, bearer, call, serverToken } from "./helpers/http";
 
 const TIMING =
-  /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read(?:, (\d+) without a row count)?", do;dur=([\d.]+);desc="(\d+) calls", total;dur=([\d.]+)$/;
+  /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read(?:, (\d+) without a row count)?", do;dur=([\d.]+);desc="(\d+) calls?", total;dur=([\d.]+)$/;
 
 describe("Server-Timing (development and staging only)", () => {
   it("reports D1 queries and rows read, the Durable Object and the total of an API call", async () => {

@@ -29,11 +29,14 @@ import {
 } from "./rate-limiter";
 
 /**
- * The least a lease asks for. An isolate that then stops seeing the client keeps these slots
- * counted to the window's end (nothing hands them back), so it is small; busier isolates ask for
- * what their rate needs (wantAfter).
+ * What a lease asks for once this isolate has seen the client within LEASE_MS: an isolate that then
+ * stops seeing it keeps the slots counted to the window's end (nothing hands them back), so a
+ * client's first call in an isolate asks for itself alone, and busier isolates for what their
+ * rate needs (wantAfter).
  */
 const MIN_WANT = 4;
+/** Clients an isolate keeps state for; the one seen longest ago is forgotten first. */
+const MAX_CLIENTS = 1_000;
 
 /** A lease as this isolate holds it; times by this isolate's clock. */
 type HeldLease = {
@@ -51,12 +54,17 @@ type HeldLease = {
   renewing: boolean;
 };
 
-/** The revocations of a client this isolate knows of: id to expiry (ms), and the sequence number they run to. */
-type KnownRevocations = { seq: number; expiries: Map<string, number> };
+/** What this isolate knows of a client. */
+type ClientState = {
+  /** Usually one; more while calls that asked at the same time each took one. */
+  leases: HeldLease[];
+  /** Revoked tokens' ids to their expiry (ms), and the sequence number they run to. */
+  revocations: Map<string, number>;
+  seq: number;
+  lastAskedAt: number;
+};
 
-/** Usually one per client; more while calls that asked at the same time each took one. */
-const heldLeases = new Map<string, HeldLease[]>();
-const knownRevocations = new Map<string, KnownRevocations>();
+const clients = new Map<string, ClientState>();
 
 /** The admitted call's figures and merchant, or the refusal, as the Durable Object would give them. */
 export type CallAdmission =
@@ -73,63 +81,79 @@ export async function admitCall(
   endpoint: ApiEndpoint,
   token: TokenIdentity,
 ): Promise<CallAdmission> {
-  const fromLease = admitFromLease(c, clientId, ip, endpoint, token);
+  const state = stateOf(clientId);
+  const fromLease = admitFromLease(c, clientId, state, ip, endpoint, token);
   if (fromLease) return fromLease;
-  const [spent, ...alsoSpent] = letGoOfSpentLeases(clientId);
-  for (const lease of alsoSpent)
-    c.executionCtx.waitUntil(rateLimiterFor(c.env, clientId).release(lease.id, lease.used));
-  const want = spent ? wantAfter(spent) : MIN_WANT;
+  const [spent, ...alsoSpent] = letGoOfSpentLeases(state);
+  for (const lease of alsoSpent) release(c, clientId, lease);
+  const now = Date.now();
+  const want = spent ? wantAfter(spent) : now - state.lastAskedAt < LEASE_MS ? MIN_WANT : 1;
+  state.lastAskedAt = now;
   const started = performance.now();
-  const admission = await timedCall(c, async (): Promise<Admission> =>
-    rateLimiterFor(c.env, clientId).admit(clientId, ip, endpoint, token, {
-      want,
-      revocationsSince: knownRevocationsOf(clientId).seq,
-      release: spent ? { id: spent.id, used: spent.used } : null,
-    }),
-  );
+  let admission: Admission;
+  try {
+    admission = await timedCall(c, async (): Promise<Admission> =>
+      rateLimiterFor(c.env, clientId).admit(clientId, ip, endpoint, token, {
+        want,
+        revocationsSince: state.seq,
+        release: spent ? { id: spent.id, used: spent.used } : null,
+      }),
+    );
+  } catch (error) {
+    if (spent) release(c, clientId, spent);
+    throw error;
+  }
   // Calls that asked at the same time took leases: one may have a slot for this call.
-  if (admission.outcome === "rate_limited") return admitFromLease(c, clientId, ip, endpoint, token) ?? admission;
+  if (admission.outcome === "rate_limited") {
+    return admitFromLease(c, clientId, state, ip, endpoint, token) ?? admission;
+  }
   if (admission.outcome !== "admitted") return admission;
-  const { lease } = admission;
-  learnRevocations(clientId, lease.revocations, Date.now());
+  const { figures, merchantId, lease } = admission;
+  // A RateLimiter from before leases (a rolling deploy) admits this call alone.
+  if (!lease) return { outcome: "admitted", figures, merchantId };
+  learnRevocations(state, lease.revocations, Date.now());
   const taken = leaseFrom(lease, started);
-  if (taken) heldLeases.set(clientId, [...(heldLeases.get(clientId) ?? []), taken]);
-  const figures = {
-    limit: lease.policy.limit,
-    remaining: lease.unleased + lease.slots - 1,
-    reset: Math.ceil(lease.windowEndsInMs / 1000),
-  };
-  return { outcome: "admitted", figures, merchantId: lease.policy.merchantId };
+  if (taken) state.leases.push(taken);
+  return { outcome: "admitted", figures, merchantId };
 }
 
 /** The call admitted or refused from a held lease with a slot left; null when there is none. */
 function admitFromLease(
   c: Context<AppEnv>,
   clientId: string,
+  state: ClientState,
   ip: string | null,
   endpoint: ApiEndpoint,
   token: TokenIdentity,
 ): CallAdmission | null {
   const now = Date.now();
-  const held = heldLeases.get(clientId)?.find((lease) => now < lease.expiresAt && lease.used < lease.slots);
+  const held = state.leases.find((lease) => now < lease.expiresAt && lease.used < lease.slots);
   if (!held) return null;
-  const refusal = refusedByPolicy(held.policy, clientId, ip, endpoint, token, now);
+  const refusal = refusedByPolicy(held.policy, state, ip, endpoint, token, now);
   if (refusal) return { outcome: refusal };
   held.used += 1;
   const halfUsed = 2 * (held.slots - held.used) <= held.slots - held.usedAtGrant;
   const halfGone = 2 * now >= held.grantedAt + held.expiresAt;
-  if (!held.renewing && (halfUsed || halfGone)) renewInBackground(c, clientId, held);
+  if (!held.renewing && (halfUsed || halfGone)) renewInBackground(c, clientId, state, held);
   return { outcome: "admitted", figures: figuresOf(held, now), merchantId: held.policy.merchantId };
 }
 
-/** Stops holding the client's leases that have run out (of time or slots) and returns them; their calls are final. */
-function letGoOfSpentLeases(clientId: string): HeldLease[] {
+/** Stops holding the leases that have run out (of time or slots) and returns them; their calls are final. */
+function letGoOfSpentLeases(state: ClientState): HeldLease[] {
   const now = Date.now();
-  const held = heldLeases.get(clientId) ?? [];
-  const live = held.filter((lease) => now < lease.expiresAt && lease.used < lease.slots);
-  if (live.length > 0) heldLeases.set(clientId, live);
-  else heldLeases.delete(clientId);
-  return held.filter((lease) => !live.includes(lease));
+  const live = state.leases.filter((lease) => now < lease.expiresAt && lease.used < lease.slots);
+  const spent = state.leases.filter((lease) => !live.includes(lease));
+  state.leases = live;
+  return spent;
+}
+
+/** Hands a lease no longer held back in the background, so that its unused slots count no more. */
+function release(c: Context<AppEnv>, clientId: string, lease: HeldLease): void {
+  c.executionCtx.waitUntil(
+    rateLimiterFor(c.env, clientId)
+      .release(lease.id, lease.used)
+      .catch((error: unknown) => logFailure("release", error)),
+  );
 }
 
 /**
@@ -138,8 +162,8 @@ function letGoOfSpentLeases(clientId: string): HeldLease[] {
  */
 export async function revokeTokens(env: Bindings, clientId: string, revocations: Revocation[]): Promise<void> {
   await rateLimiterFor(env, clientId).revoke(revocations);
-  const known = knownRevocationsOf(clientId);
-  for (const revocation of revocations) remember(known, revocationId(revocation), revocation.expiresAt);
+  const state = stateOf(clientId);
+  for (const revocation of revocations) remember(state, revocationId(revocation), revocation.expiresAt);
 }
 
 /**
@@ -158,14 +182,13 @@ function figuresOf(held: HeldLease, now: number): RateLimitFigures {
 /** The refusal the Durable Object would give, from the lease's policy and the known revocations. */
 function refusedByPolicy(
   policy: ClientPolicy,
-  clientId: string,
+  state: ClientState,
   ip: string | null,
   endpoint: ApiEndpoint,
   token: TokenIdentity,
   now: number,
 ): "revoked" | "ip_not_allowed" | "endpoint_not_granted" | null {
-  const { expiries } = knownRevocationsOf(clientId);
-  if (revocationIds(token).some((id) => (expiries.get(id) ?? 0) > now)) return "revoked";
+  if (revocationIds(token).some((id) => (state.revocations.get(id) ?? 0) > now)) return "revoked";
   if (!ipAllowed(policy.ipAllowList, ip)) return "ip_not_allowed";
   if (policy.apiEndpoints !== null && !policy.apiEndpoints.includes(endpoint)) return "endpoint_not_granted";
   return null;
@@ -195,22 +218,21 @@ function wantAfter(lease: HeldLease): number {
   return Math.max(MIN_WANT, Math.ceil(((lease.used - lease.usedAtGrant) * LEASE_MS) / elapsed));
 }
 
-function renewInBackground(c: Context<AppEnv>, clientId: string, held: HeldLease): void {
+function renewInBackground(c: Context<AppEnv>, clientId: string, state: ClientState, held: HeldLease): void {
   held.renewing = true;
-  const want = wantAfter(held);
   const started = performance.now();
   const renewal = rateLimiterFor(c.env, clientId)
-    .renew(clientId, held.id, want, knownRevocationsOf(clientId).seq)
+    .renew(clientId, held.id, wantAfter(held), state.seq)
     .then((answer: Renewal) => {
       held.renewing = false;
-      if (!heldLeases.get(clientId)?.includes(held)) return;
+      if (!state.leases.includes(held)) return;
       if (answer.outcome === "ended") {
         held.expiresAt = 0;
         return;
       }
       const { lease } = answer;
       const grantedAt = Date.now() - (performance.now() - started);
-      learnRevocations(clientId, lease.revocations, grantedAt);
+      learnRevocations(state, lease.revocations, grantedAt);
       Object.assign(held, {
         policy: lease.policy,
         slots: held.slots + lease.slots,
@@ -224,9 +246,13 @@ function renewInBackground(c: Context<AppEnv>, clientId: string, held: HeldLease
     .catch((error: unknown) => {
       // The lease runs out as granted; the next call past it asks the Durable Object itself.
       held.renewing = false;
-      console.error("rate limiter lease renewal failed:", error instanceof Error ? error.message : String(error));
+      logFailure("renewal", error);
     });
   c.executionCtx.waitUntil(renewal);
+}
+
+function logFailure(what: "renewal" | "release", error: unknown): void {
+  console.error(`rate limiter lease ${what} failed:`, error instanceof Error ? error.message : String(error));
 }
 
 async function timedCall<T>(c: Context<AppEnv>, call: () => Promise<T>): Promise<T> {
@@ -242,19 +268,24 @@ async function timedCall<T>(c: Context<AppEnv>, call: () => Promise<T>): Promise
   }
 }
 
-function knownRevocationsOf(clientId: string): KnownRevocations {
-  let known = knownRevocations.get(clientId);
-  if (!known) knownRevocations.set(clientId, (known = { seq: -1, expiries: new Map() }));
-  return known;
+/**
+ * The client's state, made the most recently used. Forgetting a client is always safe: its held
+ * leases' slots stay counted (erring towards refusing), and its next call asks for everything anew.
+ */
+function stateOf(clientId: string): ClientState {
+  const state = clients.get(clientId) ?? { leases: [], revocations: new Map(), seq: -1, lastAskedAt: -Infinity };
+  clients.delete(clientId);
+  if (clients.size >= MAX_CLIENTS) clients.delete(clients.keys().next().value!);
+  clients.set(clientId, state);
+  return state;
 }
 
-function learnRevocations(clientId: string, update: RevocationUpdate, now: number): void {
-  const known = knownRevocationsOf(clientId);
-  for (const [id, expiresAt] of known.expiries) if (expiresAt <= now) known.expiries.delete(id);
-  for (const { id, expiresAt } of update.entries) remember(known, id, expiresAt);
-  known.seq = Math.max(known.seq, update.seq);
+function learnRevocations(state: ClientState, update: RevocationUpdate, now: number): void {
+  for (const [id, expiresAt] of state.revocations) if (expiresAt <= now) state.revocations.delete(id);
+  for (const { id, expiresAt } of update.entries) remember(state, id, expiresAt);
+  state.seq = Math.max(state.seq, update.seq);
 }
 
-function remember(known: KnownRevocations, id: string, expiresAt: number): void {
-  known.expiries.set(id, Math.max(expiresAt, known.expiries.get(id) ?? 0));
+function remember(state: ClientState, id: string, expiresAt: number): void {
+  state.revocations.set(id, Math.max(expiresAt, state.revocations.get(id) ?? 0));
 }

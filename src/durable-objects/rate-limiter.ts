@@ -35,6 +35,12 @@ export const POLICY_TTL_MS = 5_000;
  */
 const LEASE_SHARE = 8;
 const MAX_LEASE_SLOTS = 10_000;
+/**
+ * At most this many revocations travel with a lease (an isolate's first one carries every live
+ * revocation of the client, grants' for up to a year); a client with more gets leases of one,
+ * every call checked here, until they expire.
+ */
+const MAX_REVOCATIONS_PER_LEASE = 2_000;
 const WINDOW_KEY = "window";
 /** Failed password sign-ins per account and client before the account is locked for the window. */
 const SIGN_IN_FAILURE_LIMIT = 5;
@@ -73,6 +79,9 @@ export type ClientPolicy = {
 /** Revocations listed after `since` (a sequence number), with the sequence number they run to. */
 export type RevocationUpdate = { seq: number; entries: { id: string; expiresAt: number }[] };
 
+/** What a lease of one carries: it admits nothing later, so it needs no revocations. */
+const NO_REVOCATIONS: RevocationUpdate = { seq: -1, entries: [] };
+
 /**
  * A lease: `slots` calls (the one that asked among them) the holder may admit within `validForMs`,
  * and no later than the window's end. `id` is null for a lease of one, which has nothing to hand back.
@@ -95,8 +104,15 @@ export type LeaseTerms = {
   release: { id: string; used: number } | null;
 };
 
+/** What a caller from before leases asks for, during a rolling deploy: this call alone. */
+const NO_LEASE: LeaseTerms = { want: 1, revocationsSince: -1, release: null };
+
+/**
+ * An admitted call carries its figures and merchant as well as its lease, so that a caller from
+ * before leases (during a rolling deploy) reads what it always read.
+ */
 export type Admission =
-  | { outcome: "admitted"; lease: Lease }
+  | { outcome: "admitted"; figures: RateLimitFigures; merchantId: number; lease: Lease }
   | { outcome: "rate_limited"; figures: RateLimitFigures }
   | { outcome: "ip_not_allowed" | "unknown_client" | "endpoint_not_granted" | "revoked" };
 
@@ -178,7 +194,7 @@ export class RateLimiter extends DurableObject<Bindings> {
     ip: string | null,
     endpoint: ApiEndpoint,
     token: TokenIdentity,
-    terms: LeaseTerms,
+    terms: LeaseTerms = NO_LEASE,
   ): Promise<Admission> {
     if (terms.release) this.handBack(terms.release.id, terms.release.used);
     const policy = await this.currentPolicy(clientId);
@@ -195,7 +211,8 @@ export class RateLimiter extends DurableObject<Bindings> {
       const reset = Math.ceil((window.endsAt - now) / 1000);
       return { outcome: "rate_limited", figures: { limit: policy.limit, remaining: 0, reset } };
     }
-    const slots = 1 + this.spareSlots(left - 1, terms.want - 1);
+    const revocations = this.revocationsAfter(terms.revocationsSince, now);
+    const slots = revocations ? 1 + this.spareSlots(left - 1, terms.want - 1) : 1;
     let id: string | null = null;
     if (slots > 1) {
       id = `${window.endsAt}.${window.nextLease++}`;
@@ -203,7 +220,13 @@ export class RateLimiter extends DurableObject<Bindings> {
     }
     window.count += slots;
     this.ctx.storage.kv.put(WINDOW_KEY, window);
-    return { outcome: "admitted", lease: this.lease(id, slots, policy, window, now, terms.revocationsSince) };
+    const lease = this.lease(id, slots, policy, window, now, revocations ?? NO_REVOCATIONS);
+    const figures = {
+      limit: policy.limit,
+      remaining: lease.unleased + slots - 1,
+      reset: Math.ceil(lease.windowEndsInMs / 1000),
+    };
+    return { outcome: "admitted", figures, merchantId: policy.merchantId, lease };
   }
 
   /**
@@ -216,11 +239,13 @@ export class RateLimiter extends DurableObject<Bindings> {
     const now = Date.now();
     const window = policy ? await this.currentWindow(policy, now) : undefined;
     if (!policy || !window || window.leases[id] === undefined) return { outcome: "ended" };
+    const revocations = this.revocationsAfter(revocationsSince, now);
+    if (!revocations) return { outcome: "ended" };
     const slots = this.spareSlots(policy.limit - window.count, want);
     window.leases[id] += slots;
     window.count += slots;
     this.ctx.storage.kv.put(WINDOW_KEY, window);
-    return { outcome: "renewed", lease: this.lease(id, slots, policy, window, now, revocationsSince) };
+    return { outcome: "renewed", lease: this.lease(id, slots, policy, window, now, revocations) };
   }
 
   /** The holder lets lease `id` go having admitted `used` calls with it: the rest count no more. */
@@ -249,7 +274,7 @@ export class RateLimiter extends DurableObject<Bindings> {
     policy: Policy,
     window: Counter,
     now: number,
-    revocationsSince: number,
+    revocations: RevocationUpdate,
   ): Lease {
     const { limit, merchantId, ipAllowList, apiEndpoints } = policy;
     return {
@@ -259,7 +284,7 @@ export class RateLimiter extends DurableObject<Bindings> {
       windowEndsInMs: window.endsAt - now,
       unleased: limit - window.count,
       policy: { limit, merchantId, ipAllowList, apiEndpoints },
-      revocations: this.revocationsAfter(revocationsSince, now),
+      revocations,
     };
   }
 
@@ -357,16 +382,19 @@ export class RateLimiter extends DurableObject<Bindings> {
     );
   }
 
-  private revocationsAfter(since: number, now: number): RevocationUpdate {
+  /** The live revocations listed after `since`; null when there are more than a lease may carry. */
+  private revocationsAfter(since: number, now: number): RevocationUpdate | null {
     const { sql } = this.ctx.storage;
     const entries = sql
       .exec<{ id: string; expires_at: number }>(
-        "SELECT id, expires_at FROM revoked WHERE seq > ? AND expires_at > ? ORDER BY seq",
+        "SELECT id, expires_at FROM revoked WHERE seq > ? AND expires_at > ? ORDER BY seq LIMIT ?",
         since,
         now,
+        MAX_REVOCATIONS_PER_LEASE + 1,
       )
       .toArray()
       .map(({ id, expires_at }) => ({ id, expiresAt: expires_at }));
+    if (entries.length > MAX_REVOCATIONS_PER_LEASE) return null;
     const { seq } = sql.exec<{ seq: number | null }>("SELECT max(seq) AS seq FROM revoked").one();
     return { seq: Math.max(seq ?? 0, since), entries };
   }

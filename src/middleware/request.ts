@@ -4,7 +4,7 @@ import { measuredD1, newD1Usage, openDatabase } from "../db/client";
 import type { AppEnv, RequestTiming } from "../env";
 import { ApiError } from "../errors";
 import { normalizeRequestEncoding } from "../http/encoding";
-import { formatOf } from "../http/format";
+import { formatOf, pathnameOf } from "../http/format";
 
 /** Form posts here are a few hundred bytes; anything near this limit is not a real client. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -110,19 +110,25 @@ export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
       `Malformed ${BOOKMARK_HEADER} header: send back one this service returned`,
     );
   }
-  const session = c.env.DB.withSession(
-    bookmark ?? (replicaReadable(c.req.raw) ? "first-unconstrained" : "first-primary"),
-  );
+  const session = c.env.DB.withSession(sessionStart(c.req.raw, bookmark));
   c.set("bookmarked", bookmark !== undefined);
   const usage = c.get("timing")?.d1;
   c.set("db", openDatabase(usage ? measuredD1(session, usage) : session));
   await next();
+  // A failure's bookmark would tell an unauthenticated caller how far the database has moved.
   const reached = session.getBookmark();
-  if (reached) c.res.headers.set(BOOKMARK_HEADER, reached);
+  if (reached && c.res.status < 400) c.res.headers.set(BOOKMARK_HEADER, reached);
 });
 
-function replicaReadable(request: Request): boolean {
-  return (request.method === "GET" || request.method === "HEAD") && new URL(request.url).pathname.startsWith("/api/");
+/**
+ * Where a request's D1 session starts: API reads at the nearest replica, or one at least as fresh
+ * as the caller's bookmark; everything else at the primary, whatever bookmark it sends, since a
+ * bookmark only promises "at least this fresh" and those reads decide security or precede writes.
+ */
+export function sessionStart(request: Request, bookmark: string | undefined): string {
+  const { method } = request;
+  if ((method !== "GET" && method !== "HEAD") || !pathnameOf(request.url).startsWith("/api/")) return "first-primary";
+  return bookmark ?? "first-unconstrained";
 }
 
 /**
@@ -147,7 +153,7 @@ export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
     "Server-Timing",
     [
       `d1;dur=${d1.milliseconds.toFixed(1)};desc="${d1.queries} queries, ${d1.rowsRead} rows read${uncounted}"`,
-      `do;dur=${timing.durableObjectMs.toFixed(1)};desc="${timing.durableObjectCalls} calls"`,
+      `do;dur=${timing.durableObjectMs.toFixed(1)};desc="${timing.durableObjectCalls} call${timing.durableObjectCalls === 1 ? "" : "s"}"`,
       `total;dur=${(performance.now() - timing.started).toFixed(1)}`,
     ].join(", "),
   );
