@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { formatDatetime, LAST_SECOND } from "../src/http/datetime";
 import { pathnameOf } from "../src/http/format";
 import { basicAuth, bearer, call, container, postForm, serverToken, webClient } from "./helpers/http";
 import { createClient } from "./helpers/seed";
@@ -286,5 +287,18 @@ describe("the request's path, read without parsing its URL (http/format.ts)", ()
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("datetimes as the API writes them (http/datetime.ts)", () => {
+  it("are the ISO form's first 19 characters with a space, for every second a datetime can hold", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -100 * 365 * 86_400, max: LAST_SECOND + 86_400 }), (seconds) => {
+        expect(formatDatetime(seconds)).toBe(new Date(seconds * 1000).toISOString().slice(0, 19).replace("T", " "));
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(formatDatetime(0)).toBe("1970-01-01 00:00:00");
+    expect(formatDatetime(LAST_SECOND)).toBe("9999-12-31 23:59:59");
   });
 });

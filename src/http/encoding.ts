@@ -10,7 +10,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The UTF-8 text that Base64 (standard alphabet) encodes; throws when it is not Base64 of UTF-8. */
 export function decodeBase64Utf8(base64: string): string {
-  return strictUtf8.decode(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)));
+  return strictUtf8.decode(asciiBytes(atob(base64)));
 }
 
 /**
