@@ -304,7 +304,9 @@ async function serverTiming(target: Target, route: Route, samples = 200) {
   // With a bookmark every request reads D1, never the isolate's read cache: these are D1's figures.
   const list = await fetch(`${target.url}/api/2/users?limit=1`, { headers: route.headers(target) });
   await list.arrayBuffer();
-  const headers = { ...route.headers(target), "x-d1-bookmark": list.headers.get("x-d1-bookmark") ?? "" };
+  const bookmark = list.headers.get("x-d1-bookmark");
+  if (bookmark === null) throw new Error(`no x-d1-bookmark from the users list: ${list.status}`);
+  const headers = { ...route.headers(target), "x-d1-bookmark": bookmark };
   const roundTrips: number[] = [];
   for (let i = 0; i < samples; i++) {
     const started = performance.now();
@@ -320,7 +322,7 @@ async function serverTiming(target: Target, route: Route, samples = 200) {
 
 /**
  * The share of the route's calls that waited on the client's Durable Object, under the same load
- * for two seconds, from the service's Server-Timing header (`do;...;desc="N calls"`). Not timed:
+ * for two seconds, from the service's Server-Timing header (`do;...;desc="N calls"` or `"1 call"`). Not timed:
  * reading every response's headers costs the load generator.
  */
 async function durableObjectShare(service: Target, route: Route): Promise<string> {
@@ -336,7 +338,7 @@ async function durableObjectShare(service: Target, route: Route): Promise<string
       {
         onResponse: (_status, _body, _context, headers) => {
           answered += 1;
-          const calls = /do;dur=[\d.]+;desc="(\d+) calls"/.exec(String(headers?.["server-timing"] ?? ""))?.[1];
+          const calls = /do;dur=[\d.]+;desc="(\d+) calls?"/.exec(String(headers?.["server-timing"] ?? ""))?.[1];
           if (Number(calls) > 0) waited += 1;
         },
       },
