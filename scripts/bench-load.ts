@@ -20,6 +20,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 import type { Miniflare } from "miniflare";
@@ -166,6 +167,8 @@ try {
   let deviceCount = 0;
   let draining = false;
   let inFlight = 0;
+  /** The contexts of the load's requests sent and not yet answered. */
+  const pending = new Set<object>();
   const counters = new Map<string, number>();
   const next = (key: string) => {
     const n = counters.get(key) ?? 0;
@@ -236,6 +239,7 @@ try {
     Object.assign(context, { item, started: performance.now() });
     if (item.kind !== "drain") {
       inFlight += 1;
+      pending.add(context);
       stats.get(item.kind)!.sent += 1;
       if (item.client && API_KINDS.has(item.kind)) item.client.sent += 1;
       if (item.account) {
@@ -252,6 +256,7 @@ try {
     if (item.kind === "drain") return;
     const now = performance.now();
     inFlight -= 1;
+    pending.delete(context);
     lastAnswer = now;
     const kindStats = stats.get(item.kind)!;
     kindStats.statuses.set(status, (kindStats.statuses.get(status) ?? 0) + 1);
@@ -279,6 +284,7 @@ try {
 
   console.log(`\nLoad: ${SECONDS} s of mixed traffic, ${CONNECTIONS} connections, autocannon from Node.`);
   const loadStarted = performance.now();
+  const stalls = watchStalls(url);
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -302,6 +308,7 @@ try {
   });
   const elapsed = (lastAnswer - loadStarted) / 1000;
   const lost = inFlight;
+  const stall = await stalls.stop();
 
   // ---- After the load -------------------------------------------------------------------------
   // Every lease of the load has run out after LEASE_MS; the next call for each client hands back
@@ -359,6 +366,12 @@ try {
 
   const checks: { name: string; ok: boolean; detail: string }[] = [];
 
+  console.log(
+    `\nLongest wait for GET /api/2/status on a connection of its own, every 100 ms during the load: ` +
+      `${fmt(stall.probeMs)} ms at ${stall.probeAt.toFixed(1)} s (${stall.slowProbes} over 1 s); ` +
+      `longest delay of this Node process's event loop: ${fmt(stall.nodeMs)} ms.`,
+  );
+
   // 1. No 5xx; every request answered; every answer one its request can get.
   const statuses = new Map<number, number>();
   for (const s of stats.values())
@@ -366,10 +379,16 @@ try {
   const fiveXx = [...statuses].filter(([status]) => status >= 500).reduce((sum, [, count]) => sum + count, 0);
   checks.push({ name: "no 5xx", ok: fiveXx === 0, detail: `${fmt(fiveXx)} 5xx of ${fmt(answered)}` });
   const sent = [...stats.values()].reduce((sum, s) => sum + s.sent, 0);
+  const unanswered = [...pending].map((context) => {
+    const { item, started } = context as { item: Item; started: number };
+    return `${item.method} ${item.path} (${item.client?.name}) sent at ${((started - loadStarted) / 1000).toFixed(2)} s`;
+  });
   checks.push({
     name: "every request answered",
     ok: lost === 0 && answered === sent && result.errors === 0,
-    detail: `${fmt(answered)} of ${fmt(sent)} answered, ${fmt(result.errors)} connection errors or timeouts`,
+    detail:
+      `${fmt(answered)} of ${fmt(sent)} answered, ${fmt(result.errors)} connection errors or timeouts` +
+      (unanswered.length > 0 ? `; never answered: ${unanswered.join("; ")}` : ""),
   });
   const unexpected = [...stats].filter(([, s]) => s.unexpected.length > 0);
   checks.push({
@@ -486,6 +505,46 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 process.exit(failed ? 1 : 0);
+
+/**
+ * Watches for stalls while the load runs: the round trip of GET /api/2/status (counted nowhere)
+ * on a connection of its own every 100 ms, and this process's event-loop delay. workerd serves
+ * the Worker, D1 and the Durable Objects on one thread: a stall of 5 s there makes its HTTP
+ * server close the connections whose next request it has not read yet (kj's pipeline timeout),
+ * and those requests are never answered; these figures tell such a stall from the Worker's own
+ * failures.
+ */
+function watchStalls(url: string) {
+  const loop = monitorEventLoopDelay({ resolution: 20 });
+  loop.enable();
+  const started = performance.now();
+  let running = true;
+  let probeMs = 0;
+  let probeAt = 0;
+  let slowProbes = 0;
+  const probing = (async () => {
+    while (running) {
+      const sent = performance.now();
+      try {
+        await (await fetch(`${url}/api/2/status`)).arrayBuffer();
+      } catch {
+        // A failed probe is as slow as its wait.
+      }
+      const ms = performance.now() - sent;
+      if (ms > 1_000) slowProbes += 1;
+      if (ms > probeMs) [probeMs, probeAt] = [ms, (sent - started) / 1000];
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await probing;
+      loop.disable();
+      return { probeMs, probeAt, slowProbes, nodeMs: loop.max / 1e6 };
+    },
+  };
+}
 
 function passwordItem(kind: Kind, client: LoadClient, userId: number, password: string, account?: string): Item {
   return {
