@@ -31,13 +31,7 @@ export async function replaceSigninRequest(
 export async function spendSigninRequest(db: Database, emailKey: string, tokenHash: string, now: number) {
   const rows = await db
     .delete(signinRequests)
-    .where(
-      and(
-        eq(signinRequests.emailKey, emailKey),
-        eq(signinRequests.tokenHash, tokenHash),
-        gt(signinRequests.expires, now),
-      ),
-    )
+    .where(liveRequest(emailKey, tokenHash, now))
     .returning({ emailKey: signinRequests.emailKey });
   return rows.length === 1;
 }
@@ -47,13 +41,7 @@ export async function isLiveSigninRequest(db: Database, emailKey: string, tokenH
   const row = await db
     .select({ emailKey: signinRequests.emailKey })
     .from(signinRequests)
-    .where(
-      and(
-        eq(signinRequests.emailKey, emailKey),
-        eq(signinRequests.tokenHash, tokenHash),
-        gt(signinRequests.expires, now),
-      ),
-    )
+    .where(liveRequest(emailKey, tokenHash, now))
     .get();
   return row !== undefined;
 }
@@ -63,4 +51,13 @@ export function withdrawSigninRequest(db: Database, emailKey: string, tokenHash:
   return db
     .delete(signinRequests)
     .where(and(eq(signinRequests.emailKey, emailKey), eq(signinRequests.tokenHash, tokenHash)));
+}
+
+/** The address's live link, when it is `tokenHash` and has not expired. */
+function liveRequest(emailKey: string, tokenHash: string, now: number) {
+  return and(
+    eq(signinRequests.emailKey, emailKey),
+    eq(signinRequests.tokenHash, tokenHash),
+    gt(signinRequests.expires, now),
+  );
 }
