@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { API_READ_CACHE_TTL_MS } from "../src/db/cached-reads";
 import { sessionStart } from "../src/middleware/request";
 import { BASE, basicAuth, bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
-import { createClient, createUser } from "./helpers/seed";
+import { createClient, createUser, importData } from "./helpers/seed";
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 const device = { deviceId: "BOOKMARK-1", platform: "Android", applicationName: "Nordic Daily" };
@@ -77,7 +77,7 @@ describe("D1 sessions: x-d1-bookmark", () => {
   });
 });
 
-describe("the isolate's read cache (clients, users by id, me)", () => {
+describe("the isolate's read cache (clients, user searches and profiles, me)", () => {
   afterEach(() => vi.useRealTimers());
 
   it("shows a change at once to a caller that sends its bookmark, and to every caller within the cache time", async () => {
@@ -94,5 +94,41 @@ describe("the isolate's read cache (clients, users by id, me)", () => {
     expect((await listed({ "x-d1-bookmark": before.bookmark! })).ids).toContain(added.id);
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + API_READ_CACHE_TTL_MS });
     expect((await listed()).ids).toContain(added.id);
+  });
+
+  it("keeps a user search's page and its users' profiles for the cache time, skipped by a bookmark", async () => {
+    const client = await createClient();
+    const token = await serverToken(client);
+    const first = 9_720_000 + Math.floor(Math.random() * 10_000) * 10;
+    const user = (n: number, familyName: string) => ({
+      userId: String(first + n),
+      uuid: crypto.randomUUID(),
+      status: 1,
+      email: `cached${first + n}@example.org`,
+      published: "2024-01-01 00:00:00",
+      updated: "2024-01-01 00:00:00",
+      name: { familyName },
+      clients: [client.id],
+    });
+    const page = async (headers: Record<string, string> = {}) => {
+      const res = await call("/api/2/users?sort=userId", { headers: { ...bearer(token), ...headers } });
+      expect(res.status).toBe(200);
+      const users = (await container(res)).data as { userId: string; name: { familyName: string } }[];
+      return {
+        users: users.map((u) => `${Number(u.userId) - first} ${u.name.familyName}`),
+        bookmark: res.headers.get("x-d1-bookmark"),
+      };
+    };
+    await importData({ users: [user(1, "Before")] });
+    const before = await page();
+    expect(before.users).toEqual(["1 Before"]);
+
+    await importData({ users: [user(1, "After"), user(2, "Added")] });
+    // Within the cache time a caller without a bookmark may get the page from before, like a replica behind.
+    expect((await page()).users).toEqual(["1 Before"]);
+    const fresh = { "x-d1-bookmark": before.bookmark! };
+    expect((await page(fresh)).users).toEqual(["1 After", "2 Added"]);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + API_READ_CACHE_TTL_MS });
+    expect((await page()).users).toEqual(["1 After", "2 Added"]);
   });
 });

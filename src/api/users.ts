@@ -6,6 +6,8 @@
 import { Hono } from "hono";
 import { RE2JS } from "re2js";
 import * as z from "zod/mini";
+import { readUserProfiles, readUserSearch, type UserSearchResult } from "../db/cached-reads";
+import type { Database } from "../db/client";
 import {
   findUsers,
   type FoundUser,
@@ -14,7 +16,6 @@ import {
   type UserSearch,
   type UserSort,
 } from "../db/queries/user-search";
-import { findUserProfiles } from "../db/queries/users";
 import { searchKey } from "../db/search-key";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -196,6 +197,22 @@ function matchesAll(row: FoundUser, checks: Checks): boolean {
   });
 }
 
+/** The ids of the users on the page, in order, and what a bounded scan examined. */
+async function searchUsers(db: Database, { search, checks }: Plan): Promise<UserSearchResult> {
+  if (search.properties.length === 0) {
+    return { userIds: (await findUsers(db, search)).map((row) => row.userId), scan: {} };
+  }
+  // Checked here, on the first rows of the search in order, at most SCAN_ROWS of them.
+  const rows = await findUsers(db, search, { limit: SCAN_ROWS, offset: 0 });
+  return {
+    userIds: rows
+      .filter((row) => matchesAll(row, checks))
+      .slice(search.offset, search.offset + search.limit)
+      .map((row) => row.userId),
+    scan: { scanned: rows.length, scanComplete: rows.length < SCAN_ROWS },
+  };
+}
+
 export const userListRoutes = new Hono<AppEnv>().get(
   "/users",
   describeRoute({
@@ -212,25 +229,19 @@ export const userListRoutes = new Hono<AppEnv>().get(
   }),
   requireToken("users", "server"),
   async (c) => {
-    const query = parseListQuery(new URL(c.req.url), USER_LIST, nowInSeconds());
+    const url = new URL(c.req.url);
+    const query = parseListQuery(url, USER_LIST, nowInSeconds());
     // The client read acts as the calling client, for the search and for the views (rule 2).
     const clientId = await readableClientId(c, query.where.clientId);
-    const { search, checks } = plan({ clientId, merchantId: c.get("caller").merchantId }, query);
+    const scope = { clientId, merchantId: c.get("caller").merchantId };
     const db = c.get("db");
-    let found: FoundUser[];
-    let scan = {};
-    if (search.properties.length === 0) {
-      found = await findUsers(db, search);
-    } else {
-      // Checked here, on the first rows of the search in order, at most SCAN_ROWS of them.
-      const rows = await findUsers(db, search, { limit: SCAN_ROWS, offset: 0 });
-      found = rows.filter((row) => matchesAll(row, checks)).slice(search.offset, search.offset + search.limit);
-      scan = { scanned: rows.length, scanComplete: rows.length < SCAN_ROWS };
-    }
-    const profiles = await findUserProfiles(
-      db,
-      found.map((row) => row.userId),
+    const fresh = c.get("bookmarked");
+    const { userIds, scan } = await readUserSearch(
+      `${scope.clientId} ${scope.merchantId} ${url.search}`,
+      () => searchUsers(db, plan(scope, query)),
+      fresh,
     );
+    const profiles = await readUserProfiles(db, userIds, fresh);
     if (profiles.length === 0) throw new ApiError(404, "invalid_request", "No users found");
     const view = (profile: (typeof profiles)[number]) =>
       profile.connections.some((connection) => connection.clientId === clientId)

@@ -8,18 +8,47 @@
 import type { Database } from "./client";
 import { IsolateCache } from "./isolate-cache";
 import { type ClientRecord, listMerchantClients } from "./queries/clients";
-import { findUserProfile, type UserProfile } from "./queries/users";
+import { findUserProfiles, type UserProfile } from "./queries/users";
 
 export const API_READ_CACHE_TTL_MS = 5_000;
 
 const merchantClients = new IsolateCache<ClientRecord[]>(API_READ_CACHE_TTL_MS);
 const userProfiles = new IsolateCache<UserProfile>(API_READ_CACHE_TTL_MS);
+const userSearches = new IsolateCache<UserSearchResult>(API_READ_CACHE_TTL_MS);
 
-export async function readMerchantClients(db: Database, merchantId: number, fresh: boolean) {
-  return (await merchantClients.read(String(merchantId), () => listMerchantClients(db, merchantId), fresh)) ?? [];
+/** A page of a user search: its users' ids in order, and what a bounded scan examined (`meta`). */
+export type UserSearchResult = { userIds: number[]; scan: { scanned?: number; scanComplete?: boolean } };
+
+export function readMerchantClients(db: Database, merchantId: number, fresh: boolean) {
+  return merchantClients.read(String(merchantId), () => listMerchantClients(db, merchantId), fresh);
 }
 
 /** The user and all of their parts; undefined (never cached) when there is no such user. */
-export function readUserProfile(db: Database, userId: number, fresh: boolean) {
-  return userProfiles.read(String(userId), () => findUserProfile(db, userId), fresh);
+export async function readUserProfile(db: Database, userId: number, fresh: boolean) {
+  return (await readUserProfiles(db, [userId], fresh))[0];
+}
+
+/**
+ * The users and all of their parts, in the order asked for; unknown ids are left out (and never
+ * cached). Those not cached are loaded together, in one round trip.
+ */
+export async function readUserProfiles(db: Database, userIds: number[], fresh: boolean): Promise<UserProfile[]> {
+  const cached = userIds.map((id) => (fresh ? undefined : userProfiles.get(String(id))));
+  const missing = userIds.filter((_, i) => cached[i] === undefined);
+  const loaded = new Map<number, UserProfile>();
+  if (missing.length > 0) {
+    for (const profile of await findUserProfiles(db, missing)) {
+      userProfiles.set(String(profile.user.id), profile);
+      loaded.set(profile.user.id, profile);
+    }
+  }
+  return userIds.flatMap((id, i) => cached[i] ?? loaded.get(id) ?? []);
+}
+
+/**
+ * A user search's page, by `key`: everything that decides the result (the client read, the
+ * merchant, the query string). `search` runs it against D1.
+ */
+export function readUserSearch(key: string, search: () => Promise<UserSearchResult>, fresh: boolean) {
+  return userSearches.read(key, search, fresh);
 }

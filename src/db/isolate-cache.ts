@@ -25,7 +25,11 @@ export class IsolateCache<V> {
   }
 
   /** The cached value, else `load`'s (then cached); always `load`'s when `fresh`, which is cached too. */
-  async read(key: string, load: () => Promise<V | undefined>, fresh: boolean): Promise<V | undefined> {
+  async read<Loaded extends V | undefined>(
+    key: string,
+    load: () => Promise<Loaded>,
+    fresh: boolean,
+  ): Promise<V | Loaded> {
     const cached = fresh ? undefined : this.get(key);
     if (cached !== undefined) return cached;
     const value = await load();

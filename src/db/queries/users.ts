@@ -125,11 +125,6 @@ export function recordPasswordSignIn(db: Database, userId: number, now: number) 
   return db.update(users).set({ lastAuthenticated: now, lastLoggedIn: now }).where(eq(users.id, userId));
 }
 
-/** One round trip for the user and all of their parts. */
-export async function findUserProfile(db: Database, userId: number): Promise<UserProfile | undefined> {
-  return (await findUserProfiles(db, [userId]))[0];
-}
-
 /** The users and all of their parts in one round trip, in the order asked for; unknown ids are left out. */
 export async function findUserProfiles(db: Database, userIds: number[]): Promise<UserProfile[]> {
   // One bound parameter whatever the number of ids (D1 binds at most 100 per statement).
