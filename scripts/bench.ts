@@ -8,6 +8,9 @@
  * user searches on 1,000 and on 100,000 generated users (imported outside the timed part),
  * reporting the D1 rows each request reads (from the service's Server-Timing header); then the
  * gzipped bundle size.
+ * The timed load goes to the service as production runs it (no Server-Timing), in ROUNDS rounds
+ * alternating with the baseline; the figures only Server-Timing gives come from its development
+ * twin on the same state, in passes of their own.
  * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load. Everything it
  * starts is stopped before it exits.
  */
@@ -21,6 +24,7 @@ import demo from "../data/demo.json" with { type: "json" };
 import {
   bundle,
   buildService,
+  DEVELOPMENT_TWIN,
   fmt,
   importScript,
   printTable,
@@ -32,6 +36,11 @@ import { generateDataProtectionKey, generateSigningKeys } from "./lib/keys";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+/**
+ * A route's BENCH_SECONDS per worker are split into this many rounds, service then baseline in
+ * each, so that a change in the machine's other load falls on both; the ratio is the rounds' median.
+ */
+const ROUNDS = 3;
 const BENCH_CLIENT = { id: "bench0000000000000000000", secret: "bench-client-secret-0000000000" };
 const BASIC = `Basic ${Buffer.from(`${BENCH_CLIENT.id}:${BENCH_CLIENT.secret}`).toString("base64")}`;
 const FORM = "application/x-www-form-urlencoded";
@@ -43,6 +52,7 @@ const REVOCATIONS = 1_000;
 const SEARCHED_USER = 500;
 
 type Result = { requestsPerSecond: number; p50: number; p99: number; non2xx: number };
+type Comparison = { service: Result; baseline: Result; ratio: number };
 type Target = { name: string; url: string; serverToken: string; userToken?: string };
 
 const work = await mkdtemp(join(tmpdir(), "acapi-bench-"));
@@ -53,9 +63,13 @@ try {
   const baselineScript = await bundle("bench/baseline.ts", join(work, "baseline.js"));
 
   // Both workers run in one workerd process, each reached on its own socket.
-  runtime = await startRuntime(join(work, "state"), serviceScript, secrets, [
-    { name: "baseline", scriptPath: baselineScript, bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS } },
-  ]);
+  runtime = await startRuntime(
+    join(work, "state"),
+    serviceScript,
+    secrets,
+    [{ name: "baseline", scriptPath: baselineScript, bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS } }],
+    "production",
+  );
   await seed(runtime, secrets.DATA_PROTECTION_KEY, [
     { ...demo.clients[0]!, ...BENCH_CLIENT, name: "Benchmark", rateLimit: { limit: 10_000_000, windowSeconds: 3600 } },
   ]);
@@ -65,24 +79,29 @@ try {
     targets.push({ name, url, serverToken: await fetchToken(url) });
   }
 
-  console.log(`Load: ${SECONDS}s per route and worker, ${CONNECTIONS} connections, autocannon from Node.\n`);
-  // Each connection of each run (warm-up and measured) rotates its own chain from one of these.
-  const { refreshTokens, accessToken } = await signIns(targets[0]!.url, 4 * CONNECTIONS);
-  targets[0]!.userToken = accessToken;
+  const [service, baseline] = targets as [Target, Target];
+  // Tokens are the service's, signed with the same keys: the twin accepts them.
+  const twin: Target = { ...service, name: DEVELOPMENT_TWIN, url: await workerUrl(runtime, DEVELOPMENT_TWIN) };
+
+  console.log(
+    `Load: ${SECONDS}s per route and worker in ${ROUNDS} alternating rounds, ${CONNECTIONS} connections, autocannon from Node.\n`,
+  );
+  // The connections rotate chains from this pool; each run (the warm-up and every round) ends with
+  // up to one request in flight per connection, whose chain it takes along.
+  const { refreshTokens, accessToken } = await signIns(service.url, 2 * (ROUNDS + 1) * CONNECTIONS);
+  service.userToken = twin.userToken = accessToken;
   const rows: string[][] = [];
   for (const route of routes(refreshTokens)) {
-    if (route.before) await route.before(targets[0]!);
-    const results: Result[] = [];
-    for (const target of targets) results.push(await load(target, route));
-    const [s, b] = results as [Result, Result];
-    const share = route.authenticated ? await durableObjectShare(targets[0]!, route) : "";
+    if (route.before) await route.before(service);
+    const { service: s, baseline: b, ratio } = await compare(service, baseline, route);
+    const share = route.authenticated ? await durableObjectShare(twin, route) : "";
     rows.push([
       route.label,
       fmt(s.requestsPerSecond),
       `${s.p50} / ${s.p99}`,
       fmt(b.requestsPerSecond),
       `${b.p50} / ${b.p99}`,
-      (s.requestsPerSecond / b.requestsPerSecond).toFixed(2),
+      ratio.toFixed(2),
       share,
       s.non2xx + b.non2xx > 0 ? `non-2xx: ${s.non2xx}/${b.non2xx}` : "",
     ]);
@@ -92,10 +111,8 @@ try {
     rows,
   );
 
-  const [service, baseline] = targets as [Target, Target];
   const userRows: string[][] = [];
   const p50s = new Map<string, number[]>();
-  const baselines = new Map<string, Result>();
   for (const [size, from] of [
     [1_000, 0],
     [100_000, 1_000],
@@ -106,20 +123,18 @@ try {
       `\nImported users ${fmt(from + 1)}-${fmt(size)} in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
     );
     for (const route of userRoutes()) {
-      const server = await serverTiming(service, route);
-      const s = await load(service, route);
-      if (!baselines.has(route.label)) baselines.set(route.label, await load(baseline, route));
-      const b = baselines.get(route.label)!;
+      const server = await serverTiming(twin, route);
+      const { service: s, ratio } = await compare(service, baseline, route);
       p50s.set(route.label, [...(p50s.get(route.label) ?? []), server.p50]);
       userRows.push([
         route.label,
         fmt(size),
         fmt(s.requestsPerSecond),
         `${s.p50} / ${s.p99}`,
-        (s.requestsPerSecond / b.requestsPerSecond).toFixed(2),
+        ratio.toFixed(2),
         server.p50.toFixed(2),
         server.rowsRead,
-        await durableObjectShare(service, route),
+        await durableObjectShare(twin, route),
         s.non2xx > 0 ? `non-2xx: ${s.non2xx}` : "",
       ]);
     }
@@ -328,6 +343,7 @@ async function serverTiming(target: Target, route: Route, samples = 200) {
 async function durableObjectShare(service: Target, route: Route): Promise<string> {
   let waited = 0;
   let answered = 0;
+  let unmeasured = 0;
   await autocannon({
     url: `${service.url}${route.path}`,
     method: route.method,
@@ -338,12 +354,16 @@ async function durableObjectShare(service: Target, route: Route): Promise<string
       {
         onResponse: (_status, _body, _context, headers) => {
           answered += 1;
-          const calls = /do;dur=[\d.]+;desc="(\d+) calls?"/.exec(String(headers?.["server-timing"] ?? ""))?.[1];
-          if (Number(calls) > 0) waited += 1;
+          // autocannon keeps the names as sent (`Server-Timing`).
+          const timing = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === "server-timing")?.[1];
+          const calls = /do;dur=[\d.]+;desc="(\d+) calls?"/.exec(String(timing ?? ""))?.[1];
+          if (calls === undefined) unmeasured += 1;
+          else if (Number(calls) > 0) waited += 1;
         },
       },
     ],
   });
+  if (unmeasured > 0) throw new Error(`${route.label}: ${fmt(unmeasured)} answers without a Durable Object figure`);
   return `${fmt(waited)} of ${fmt(answered)} (${((100 * waited) / Math.max(answered, 1)).toFixed(2)} %)`;
 }
 
@@ -371,24 +391,50 @@ async function importBenchUsers(mf: Miniflare, dataProtectionKey: string, from: 
   }
 }
 
-/** One second of warm-up (isolate start, key import, caches), then the measured run. */
-async function load(target: Target, route: Route): Promise<Result> {
-  const options = {
+/**
+ * The route on the service and on the baseline: one second of warm-up on each (isolate start, key
+ * import, caches), then ROUNDS rounds of SECONDS / ROUNDS on each in turn. Requests/s over all
+ * rounds; p50, p99 and the ratio are the rounds' medians.
+ */
+async function compare(service: Target, baseline: Target, route: Route): Promise<Comparison> {
+  for (const target of [service, baseline]) await load(target, route, 1);
+  const rounds: [Result, Result][] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    rounds.push([await load(service, route, SECONDS / ROUNDS), await load(baseline, route, SECONDS / ROUNDS)]);
+  }
+  const summary = (results: Result[]): Result => ({
+    requestsPerSecond: results.reduce((sum, r) => sum + r.requestsPerSecond, 0) / results.length,
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+    non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+  });
+  return {
+    service: summary(rounds.map(([s]) => s)),
+    baseline: summary(rounds.map(([, b]) => b)),
+    ratio: median(rounds.map(([s, b]) => s.requestsPerSecond / b.requestsPerSecond)),
+  };
+}
+
+async function load(target: Target, route: Route, seconds: number): Promise<Result> {
+  const result = await autocannon({
     url: `${target.url}${route.path}`,
     method: route.method,
     headers: route.headers(target),
     body: route.body,
     connections: CONNECTIONS,
-    ...(route.requests && target.name === "service" && { requests: route.requests }),
-  };
-  await autocannon({ ...options, duration: 1 });
-  const result = await autocannon({ ...options, duration: SECONDS });
+    duration: seconds,
+    ...(route.requests && target.name !== "baseline" && { requests: route.requests }),
+  });
   return {
-    requestsPerSecond: result.requests.average,
+    requestsPerSecond: result.requests.total / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
   };
+}
+
+function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 }
 
 async function fetchToken(url: string): Promise<string> {

@@ -2,7 +2,7 @@
  * What the benchmarks (scripts/bench.ts, scripts/bench-load.ts) share: the exact bundle `wrangler
  * deploy` would upload, started in one local workerd through Miniflare with the real local D1, KV
  * and Durable Object bindings of wrangler.toml's top level (ENVIRONMENT=development, so responses
- * carry Server-Timing), each worker on its own socket; the migrations and the demo data; imports
+ * carry Server-Timing; or production, with a development twin), each worker on its own socket; the migrations and the demo data; imports
  * through the same builder as `npm run db:import`.
  */
 import { readdir, readFile } from "node:fs/promises";
@@ -18,6 +18,9 @@ import { toSqlScript } from "../../src/db/sql-script";
 import { importFileSchema } from "../../src/schemas/import";
 import { runWrangler } from "./wrangler";
 
+/** The development twin of a production-mode service (startRuntime). */
+export const DEVELOPMENT_TWIN = "service-development";
+
 export type Secrets = { TOKEN_SIGNING_KEYS: string; DATA_PROTECTION_KEY: string };
 
 /** A worker started beside the service: a bundled script and its bindings. */
@@ -27,35 +30,53 @@ export type ExtraWorker = { name: string; scriptPath: string; bindings: Record<s
  * The service (`serviceScript`, from buildService) and `extra` workers in one workerd process,
  * each reached on its own socket (Miniflare's unsafeGetDirectURL), so neither pays for a router
  * the other skips. The service's state (D1, KV, Durable Objects) persists under `statePath`.
+ *
+ * With `environment` "production" the service runs as deployed to production (no Server-Timing),
+ * and a twin of it, `DEVELOPMENT_TWIN`, runs the same script with ENVIRONMENT=development on the
+ * same D1, KV and Durable Objects, for the figures only Server-Timing gives.
  */
 export async function startRuntime(
   statePath: string,
   serviceScript: string,
   secrets: Secrets,
   extra: ExtraWorker[] = [],
+  environment: "development" | "production" = "development",
 ): Promise<Miniflare> {
   // The bindings of wrangler.toml's top level (local D1, KV, Durable Object); module rules are
   // for unbundled sources and do not apply to the built script.
   const { modulesRules: _, ...workerOptions } = unstable_getMiniflareWorkerOptions("wrangler.toml").workerOptions;
   const directSocket = [{ host: "127.0.0.1", port: 0 }];
+  const service = (name: string, vars: Record<string, string>) => ({
+    ...workerOptions,
+    name,
+    modules: true,
+    scriptPath: serviceScript,
+    modulesRoot: dirname(serviceScript),
+    bindings: {
+      ...(workerOptions.bindings as Record<string, unknown>),
+      ...secrets,
+      BASE_URL: "http://127.0.0.1",
+      ...vars,
+    },
+    unsafeDirectSockets: directSocket,
+  });
+  const twin =
+    environment === "production"
+      ? [
+          {
+            ...service(DEVELOPMENT_TWIN, {}),
+            // The service's own objects: one counter per client, whichever worker asks.
+            durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "service" } },
+          },
+        ]
+      : [];
   const runtime = new Miniflare(
     convertV4MiniflareOptions({
       resourcePersistencePath: statePath,
       cf: false,
       workers: [
-        {
-          ...workerOptions,
-          name: "service",
-          modules: true,
-          scriptPath: serviceScript,
-          modulesRoot: dirname(serviceScript),
-          bindings: {
-            ...(workerOptions.bindings as Record<string, unknown>),
-            ...secrets,
-            BASE_URL: "http://127.0.0.1",
-          },
-          unsafeDirectSockets: directSocket,
-        },
+        service("service", environment === "production" ? { ENVIRONMENT: "production" } : {}),
+        ...twin,
         ...extra.map((worker) => ({
           name: worker.name,
           modules: true,
