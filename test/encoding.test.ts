@@ -11,9 +11,10 @@ function formRequest(body: string | Uint8Array, query = ""): Request {
   });
 }
 
-/** What the pipeline does: the body read first, then handed over with the request. */
+/** What the pipeline does: the body read first, then handed over with the request; kept when nothing changes. */
 async function normalize(request: Request): Promise<Request> {
-  return normalizeRequestEncoding(request, request.body && new Uint8Array(await request.clone().arrayBuffer()));
+  const body = request.body && new Uint8Array(await request.clone().arrayBuffer());
+  return normalizeRequestEncoding(request, body) ?? request;
 }
 
 async function text(request: Request): Promise<string> {

@@ -12,6 +12,21 @@ export function openDatabase(d1: D1Database | D1DatabaseSession) {
   return drizzle(d1 as D1Database);
 }
 
+/**
+ * A D1 session opened by `open` when the first statement is prepared, so that a request that
+ * reads nothing (status, cached reads, the token endpoint's cached clients) opens none; until then
+ * it has no bookmark.
+ */
+export function lazySession(open: () => D1DatabaseSession): D1DatabaseSession {
+  let session: D1DatabaseSession | undefined;
+  const opened = () => (session ??= open());
+  return {
+    prepare: (query: string) => opened().prepare(query),
+    batch: (statements: D1PreparedStatement[]) => opened().batch(statements),
+    getBookmark: () => session?.getBookmark() ?? null,
+  } as D1DatabaseSession;
+}
+
 /** What one request asked of D1 (Server-Timing, outside production). */
 export type D1Usage = { queries: number; milliseconds: number; rowsRead: number; uncounted: number };
 

@@ -14,23 +14,25 @@ export function decodeBase64Utf8(base64: string): string {
 }
 
 /**
- * The request with its query and form body valid UTF-8. `body` is the request's body as already
- * read (null for none, or one to drop): a request whose body was read is always rebuilt around
- * it; one without a body and without anything to re-encode is returned as it is.
+ * The request rebuilt with its query and form body made valid UTF-8, or null when both already
+ * are (the usual case). `body` is the request's body as already read (null for none, or one to
+ * drop).
  */
-export function normalizeRequestEncoding(request: Request, body: Uint8Array | null): Request {
+export function normalizeRequestEncoding(request: Request, body: Uint8Array | null): Request | null {
   const contentType = request.headers.get("Content-Type");
   const form = body !== null && isForm(contentType);
   const query = request.url.includes("%") ? normalizeForm(new URL(request.url).search.slice(1)) : null;
-  if (request.body === null && query === null) return request;
+  const formBody = form ? normalizeForm(body) : null;
+  const relabel = form && contentType !== FORM_MEDIA_TYPE;
+  if (query === null && formBody === null && !relabel) return null;
   let headers = request.headers;
-  if (form && contentType !== FORM_MEDIA_TYPE) {
+  if (relabel) {
     // The body is UTF-8 from here whatever charset the client declared (the runtime's form parser
     // refuses any other), so the copy says exactly that.
     headers = new Headers(headers);
     headers.set("Content-Type", `${FORM_MEDIA_TYPE}; charset=utf-8`);
   }
-  const init = { headers, body: (form ? normalizeForm(body) : null) ?? body };
+  const init = { headers, body: formBody ?? body };
   if (query === null) return new Request(request, init);
   const url = new URL(request.url);
   url.search = query;

@@ -1,6 +1,7 @@
 /** The request pipeline every request passes first (order set in app.ts). */
+import type { HonoRequest } from "hono";
 import { createMiddleware } from "hono/factory";
-import { measuredD1, newD1Usage, openDatabase } from "../db/client";
+import { lazySession, measuredD1, newD1Usage, openDatabase } from "../db/client";
 import type { AppEnv, RequestTiming } from "../env";
 import { ApiError } from "../errors";
 import { normalizeRequestEncoding } from "../http/encoding";
@@ -20,8 +21,9 @@ export const noSniff = createMiddleware<AppEnv>(async (c, next) => {
  * is refused with 413. At the edge a body declared too large is refused unread and one that grows
  * too large is dropped there. Locally the refused body is first read to its end: `wrangler dev`'s
  * proxy dies when the Worker answers before consuming a body (workers-sdk #15203). A GET or HEAD
- * that carries a body has it read and dropped (it means nothing here). The request is then rebuilt
- * once around the bytes read, its query and form body made UTF-8 (http/encoding.ts).
+ * that carries a body has it read and dropped (it means nothing here). The bytes read are handed to
+ * Hono's body cache; only a request whose query or form body must be made UTF-8 (http/encoding.ts)
+ * is rebuilt, around the re-encoded parts.
  */
 export const readRequest = createMiddleware<AppEnv>(async (c, next) => {
   const { body, method } = c.req.raw;
@@ -41,9 +43,22 @@ export const readRequest = createMiddleware<AppEnv>(async (c, next) => {
       throw new ApiError(413, "invalid_request", `The request body is larger than ${MAX_BODY_BYTES} bytes`);
     }
   }
-  c.req.raw = normalizeRequestEncoding(c.req.raw, method === "GET" || method === "HEAD" ? null : bytes);
+  const read = method === "GET" || method === "HEAD" ? null : bytes;
+  const normalized = normalizeRequestEncoding(c.req.raw, read);
+  if (normalized) c.req.raw = normalized;
+  else if (read) keepBody(c.req, read);
   await next();
 });
+
+/**
+ * Hands the bytes read to Hono's body readers (validators, `c.req.text()`) through its body cache,
+ * which holds each read's promise whatever its declared type says.
+ */
+function keepBody(request: HonoRequest, bytes: Uint8Array): void {
+  (request.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(
+    bytes.buffer as ArrayBuffer,
+  );
+}
 
 async function readDeclared(request: Request): Promise<Uint8Array> {
   try {
@@ -110,7 +125,7 @@ export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
       `Malformed ${BOOKMARK_HEADER} header: send back one this service returned`,
     );
   }
-  const session = c.env.DB.withSession(sessionStart(c.req.raw, bookmark));
+  const session = lazySession(() => c.env.DB.withSession(sessionStart(c.req.raw, bookmark)));
   c.set("bookmarked", bookmark !== undefined);
   const usage = c.get("timing")?.d1;
   c.set("db", openDatabase(usage ? measuredD1(session, usage) : session));
