@@ -1,11 +1,22 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { decodeProtectedHeader, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
 import { issueAccessToken } from "../src/oauth/tokens";
 import { generateSigningKeys } from "../scripts/lib/keys";
-import { appClient, BASE, basicAuth, bearer, call, container, serverToken, userToken, webClient } from "./helpers/http";
+import {
+  appClient,
+  BASE,
+  basicAuth,
+  bearer,
+  call,
+  container,
+  postForm,
+  serverToken,
+  userToken,
+  webClient,
+} from "./helpers/http";
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -116,6 +127,32 @@ describe("invalid tokens get 401 invalid_token", () => {
 
   it("when it was issued for another resource server", async () => {
     await expectInvalid(bearer(await serverToken(webClient, { resource: "api.nordicdaily.example" })));
+  });
+});
+
+describe("a token this isolate has verified before", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("is refused once it expires", async () => {
+    const token = await issueAccessToken(
+      env,
+      { kind: "server", clientId: webClient.id, merchantId: 10, userId: null, scope: "", lifetime: 60 },
+      now(),
+    );
+    expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(200);
+    vi.useFakeTimers({ toFake: ["Date"], now: (now() + 60) * 1000 });
+    const res = await call("/api/2/clients", { headers: bearer(token) });
+    expect(res.status).toBe(401);
+    expect((await container(res)).error!.error_description).toContain("expired");
+  });
+
+  it("still needs this API's audience, though introspection (any of our audiences) accepted it", async () => {
+    const token = await serverToken(webClient, { resource: "api.nordicdaily.example" });
+    const introspected = await postForm("/oauth/introspect", { token }, basicAuth(webClient.id, webClient.secret));
+    expect(await introspected.json()).toMatchObject({ active: true });
+    const res = await call("/api/2/clients", { headers: bearer(token) });
+    expect(res.status).toBe(401);
+    expect((await container(res)).error).toMatchObject({ error: "invalid_token" });
   });
 });
 

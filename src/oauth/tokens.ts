@@ -18,8 +18,10 @@ import {
   type JWK,
   type JWTVerifyGetKey,
 } from "jose";
+import { IsolateCache } from "../db/isolate-cache";
 import type { Bindings } from "../env";
 import { OAuthError } from "../errors";
+import { nowInSeconds } from "../http/datetime";
 
 export const SIGNING_ALGORITHM = "EdDSA";
 const TOKEN_TYPE = "at+jwt";
@@ -52,7 +54,21 @@ export type AccessTokenClaims = {
   audience: string;
 };
 
-type KeyRing = { signingKey: CryptoKey; kid: string; jwks: JSONWebKeySet; verifyKey: JWTVerifyGetKey };
+type KeyRing = {
+  signingKey: CryptoKey;
+  kid: string;
+  jwks: JSONWebKeySet;
+  verifyKey: JWTVerifyGetKey;
+  /** Tokens these keys verified, by issuer and token: a call with the same token needs no signature check. */
+  verified: IsolateCache<AccessTokenClaims>;
+};
+
+/**
+ * How long an isolate trusts a token it verified without checking its signature again. Expiry and
+ * audience are checked on every use, revocation elsewhere on every call (leases.ts); keys change
+ * only with a deployment, which starts new isolates.
+ */
+const VERIFIED_TOKEN_TTL_MS = 60_000;
 const keyRings = new Map<string, Promise<KeyRing>>();
 
 function keyRing(secret: string): Promise<KeyRing> {
@@ -74,7 +90,13 @@ async function loadKeyRing(secret: string): Promise<KeyRing> {
   const jwks: JSONWebKeySet = {
     keys: keys.map(({ kty, crv, x, kid }) => ({ kty, crv, x, kid, alg: SIGNING_ALGORITHM, use: "sig" }) as JWK),
   };
-  return { signingKey, kid: first.kid, jwks, verifyKey: createLocalJWKSet(jwks) };
+  return {
+    signingKey,
+    kid: first.kid,
+    jwks,
+    verifyKey: createLocalJWKSet(jwks),
+    verified: new IsolateCache(VERIFIED_TOKEN_TTL_MS),
+  };
 }
 
 /** The public keys, for /oauth/jwks. */
@@ -130,6 +152,12 @@ export async function verifyAccessToken(
   audience: "api" | "any" = "api",
 ): Promise<AccessTokenClaims> {
   const ring = await keyRing(env.TOKEN_SIGNING_KEYS);
+  // The issuer checked is part of the key: one set of keys could serve two base URLs.
+  const verifiedKey = `${env.BASE_URL} ${token}`;
+  const known = ring.verified.get(verifiedKey);
+  if (known && known.expires > nowInSeconds() && (audience === "any" || known.audience === apiAudience(env))) {
+    return known;
+  }
   try {
     const { payload } = await jwtVerify(token, ring.verifyKey, {
       issuer: env.BASE_URL,
@@ -154,7 +182,7 @@ export async function verifyAccessToken(
     if (kind === "user" ? userId === null : sub !== clientId) {
       throw new joseErrors.JWTClaimValidationFailed("unexpected subject", payload);
     }
-    return {
+    const claims: AccessTokenClaims = {
       kind,
       clientId,
       userId,
@@ -165,6 +193,8 @@ export async function verifyAccessToken(
       grant: gid ?? null,
       audience: aud,
     };
+    ring.verified.set(verifiedKey, claims);
+    return claims;
   } catch (err) {
     if (!(err instanceof joseErrors.JOSEError)) throw err;
     throw err instanceof joseErrors.JWTExpired
