@@ -188,6 +188,13 @@ describe("GET /api/2/users: happy path", () => {
     await expectFound("?limit=2&offset=1&filters=merchant", [2, 3]);
   });
 
+  it("serves a page as JSONP with the same users as JSON", async () => {
+    const { body } = await list("?sort=userId");
+    const res = await call("/api/2/users.jsonp?sort=userId&callback=show", { headers: bearer(token) });
+    const match = /^\/\*\*\/show\((.*)\);$/s.exec(await res.text());
+    expect(JSON.parse(match![1]!).data).toEqual(body.data);
+  });
+
   it("trims each user to the selected fields", async () => {
     const { body } = await list("?fields=userId,email&limit=1");
     expect(body.data).toEqual([{ userId: String(base + 1), email: `user${base + 1}@example.org` }]);

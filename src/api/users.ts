@@ -16,6 +16,7 @@ import {
   type UserSearch,
   type UserSort,
 } from "../db/queries/user-search";
+import type { UserProfile } from "../db/queries/users";
 import { searchKey } from "../db/search-key";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -37,7 +38,7 @@ import { requireToken } from "../middleware/auth";
 import { canonicalEmailAddress } from "../schemas/email-address";
 import { limitedUserSchema, USER_FIELDS, type UserField, userSchema } from "../schemas/responses/user";
 import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
-import { limitedUserView, userView } from "./views/user";
+import { limitedUserView, userView, userViewJson } from "./views/user";
 
 /** Status filters and the user statuses they select; without any, the active ones (spec rule 1). */
 const STATUS_FILTERS: Record<string, number> = { verified: 1, unverified: 0, inactive: -1, blocked: -2, deleted: -3 };
@@ -243,10 +244,9 @@ export const userListRoutes = new Hono<AppEnv>().get(
     );
     const profiles = await readUserProfiles(db, userIds, fresh);
     if (profiles.length === 0) throw new ApiError(404, "invalid_request", "No users found");
-    const view = (profile: (typeof profiles)[number]) =>
-      profile.connections.some((connection) => connection.clientId === clientId)
-        ? userView(profile)
-        : limitedUserView(profile);
-    return respondPage(c, "Users", query, profiles, view, scan);
+    const limited = (profile: UserProfile) =>
+      !profile.connections.some((connection) => connection.clientId === clientId);
+    const view = (profile: UserProfile) => (limited(profile) ? limitedUserView(profile) : userView(profile));
+    return respondPage(c, "Users", query, profiles, view, scan, (profile) => userViewJson(profile, limited(profile)));
   },
 );

@@ -9,7 +9,7 @@ import type { Context } from "hono";
 import type { Page } from "../db/queries/page";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
-import { respond } from "./container";
+import { JsonText, respond } from "./container";
 import { SIGNED_PARAMETER } from "./signing";
 import { LAST_SECOND, parseDatetime } from "./datetime";
 import type { Parameter } from "./openapi";
@@ -253,7 +253,8 @@ export function pageOf<Sort extends string>(query: ListQuery<Sort, string, strin
 /**
  * A page of a list in the container: each row rendered by `view` and trimmed to the selected
  * fields, `meta` counting the page (and carrying what an endpoint adds), `debug.params` showing
- * the parsed query.
+ * the parsed query. `viewJson`, when given, is a row's whole view as JSON text, kept between
+ * requests by the endpoint: used when no fields are selected.
  */
 export function respondPage<Row>(
   c: Context<AppEnv>,
@@ -262,12 +263,16 @@ export function respondPage<Row>(
   rows: Row[],
   view: (row: Row) => Record<string, unknown>,
   meta: Record<string, unknown> = {},
+  viewJson?: (row: Row) => string,
 ): Response | Promise<Response> {
   const { where, ...options } = query;
   return respond(c, {
     object,
     type: "collection",
-    data: rows.map((row) => selectFields(view(row), query.fields)),
+    data:
+      query.fields === null && viewJson
+        ? new JsonText(`[${rows.map(viewJson).join(",")}]`)
+        : rows.map((row) => selectFields(view(row), query.fields)),
     meta: { count: rows.length, offset: query.offset, ...meta },
     params: { options, where },
   });

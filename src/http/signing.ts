@@ -32,8 +32,9 @@ export function signingKey(secret: string): Promise<CryptoKey> {
   ]);
 }
 
-export async function signData(key: CryptoKey, payload: unknown): Promise<SignedData> {
-  const data = base64url.encode(JSON.stringify(payload));
+/** The signed container members for `data`, given as its JSON text. */
+export async function signData(key: CryptoKey, dataJson: string): Promise<SignedData> {
+  const data = base64url.encode(dataJson);
   const sig = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(data)));
   return { data, algorithm: SIGNATURE_ALGORITHM, sig: base64url.encode(sig) };
 }

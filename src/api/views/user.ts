@@ -63,3 +63,17 @@ export function limitedUserView(profile: UserProfile) {
   const full = userView(profile);
   return Object.fromEntries(LIMITED_USER_FIELDS.map((field) => [field, full[field]]));
 }
+
+/**
+ * A profile's views as JSON text, made once per profile object: a page of profiles from the
+ * isolate's read cache (db/cached-reads.ts) neither renders nor serializes them again.
+ */
+const viewTexts = new WeakMap<UserProfile, { full?: string; limited?: string }>();
+
+export function userViewJson(profile: UserProfile, limited: boolean): string {
+  let texts = viewTexts.get(profile);
+  if (!texts) viewTexts.set(profile, (texts = {}));
+  return limited
+    ? (texts.limited ??= JSON.stringify(limitedUserView(profile)))
+    : (texts.full ??= JSON.stringify(userView(profile)));
+}
