@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { decodeProtectedHeader, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
-import { issueAccessToken } from "../src/oauth/tokens";
+import { issueAccessToken, verifyAccessToken } from "../src/oauth/tokens";
 import { generateSigningKeys } from "../scripts/lib/keys";
 import {
   appClient,
@@ -136,14 +136,23 @@ describe("a token this isolate has verified before", () => {
   it("is refused once it expires", async () => {
     const token = await issueAccessToken(
       env,
-      { kind: "server", clientId: webClient.id, merchantId: 10, userId: null, scope: "", lifetime: 60 },
+      { kind: "server", clientId: webClient.id, merchantId: 10, userId: null, scope: "", lifetime: 10 },
       now(),
     );
     expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(200);
-    vi.useFakeTimers({ toFake: ["Date"], now: (now() + 60) * 1000 });
+    // Well within the time an isolate trusts a token it verified.
+    vi.useFakeTimers({ toFake: ["Date"], now: (now() + 10) * 1000 });
     const res = await call("/api/2/clients", { headers: bearer(token) });
     expect(res.status).toBe(401);
     expect((await container(res)).error!.error_description).toContain("expired");
+  });
+
+  it("is refused under another issuer (base URL), though the same keys verified it", async () => {
+    const token = await serverToken();
+    expect((await verifyAccessToken(env, token)).clientId).toBe(webClient.id);
+    await expect(verifyAccessToken({ ...env, BASE_URL: "https://other.example" }, token)).rejects.toMatchObject({
+      status: 401,
+    });
   });
 
   it("still needs this API's audience, though introspection (any of our audiences) accepted it", async () => {

@@ -30,6 +30,24 @@ describe("incoming data is UTF-8", () => {
     expect(new URL(normalized.url).search).toBe("?q=%C3%A6");
   });
 
+  it.each([
+    ["application/x-www-form-urlencoded", false],
+    ["application/x-www-form-urlencoded;charset=UTF-8", false],
+    ['Application/X-WWW-Form-Urlencoded; charset="utf-8"', false],
+    ["application/x-www-form-urlencoded; charset=ISO-8859-1", true],
+    ["application/x-www-form-urlencoded; charset=utf-8; boundary=x", true],
+  ])("rebuilds a valid UTF-8 form declared %j only to relabel another charset: %s", (contentType, rebuilt) => {
+    const request = new Request(`${BASE}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": contentType },
+      body: "a=b",
+    });
+    const normalized = normalizeRequestEncoding(request, new TextEncoder().encode("a=b"));
+    expect(normalized !== null).toBe(rebuilt);
+    if (normalized)
+      expect(normalized.headers.get("Content-Type")).toBe("application/x-www-form-urlencoded; charset=utf-8");
+  });
+
   it("reads an invalid percent-encoded sequence as ISO-8859-1", async () => {
     const normalized = await normalize(formRequest("name=%F8l&other=%C3%A6", "?q=bl%E5b%E6r+gr%F8d&ok=1"));
     const form = new URLSearchParams(await text(normalized));

@@ -126,9 +126,11 @@ describe("the isolate's read cache (clients, user searches and profiles, me)", (
     await importData({ users: [user(1, "After"), user(2, "Added")] });
     // Within the cache time a caller without a bookmark may get the page from before, like a replica behind.
     expect((await page()).users).toEqual(["1 Before"]);
-    const fresh = { "x-d1-bookmark": before.bookmark! };
-    expect((await page(fresh)).users).toEqual(["1 After", "2 Added"]);
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + API_READ_CACHE_TTL_MS });
     expect((await page()).users).toEqual(["1 After", "2 Added"]);
+
+    await importData({ users: [user(2, "Renamed")] });
+    expect((await page()).users).toEqual(["1 After", "2 Added"]);
+    expect((await page({ "x-d1-bookmark": before.bookmark! })).users).toEqual(["1 After", "2 Renamed"]);
   });
 });

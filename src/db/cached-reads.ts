@@ -37,18 +37,28 @@ export async function readUserProfiles(db: Database, userIds: number[], fresh: b
   const missing = userIds.filter((_, i) => cached[i] === undefined);
   const loaded = new Map<number, UserProfile>();
   if (missing.length > 0) {
-    for (const profile of await findUserProfiles(db, missing)) {
-      userProfiles.set(String(profile.user.id), profile);
-      loaded.set(profile.user.id, profile);
-    }
+    for (const profile of await findUserProfiles(db, missing)) loaded.set(profile.user.id, profile);
+    // A user D1 no longer has is forgotten too.
+    for (const id of missing) userProfiles.set(String(id), loaded.get(id));
   }
   return userIds.flatMap((id, i) => cached[i] ?? loaded.get(id) ?? []);
 }
 
+/** Query parameters that change how a page is delivered, not which users are on it. */
+const DELIVERY_PARAMETERS = ["oauth_token", "callback", "signed"];
+
 /**
- * A user search's page, by `key`: everything that decides the result (the client read, the
- * merchant, the query string). `search` runs it against D1.
+ * A user search's page for `scope` (the client read, the caller's merchant) and the request's
+ * query; `search` runs it against D1. The key leaves out how the page is delivered, so a token
+ * sent as `oauth_token` is never kept as a key.
  */
-export function readUserSearch(key: string, search: () => Promise<UserSearchResult>, fresh: boolean) {
-  return userSearches.read(key, search, fresh);
+export function readUserSearch(
+  scope: { clientId: string; merchantId: number },
+  url: URL,
+  search: () => Promise<UserSearchResult>,
+  fresh: boolean,
+) {
+  const query = new URLSearchParams(url.search);
+  for (const name of DELIVERY_PARAMETERS) query.delete(name);
+  return userSearches.read(`${scope.clientId} ${scope.merchantId} ${query}`, search, fresh);
 }

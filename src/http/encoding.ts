@@ -13,17 +13,20 @@ export function decodeBase64Utf8(base64: string): string {
   return strictUtf8.decode(asciiBytes(atob(base64)));
 }
 
+/** A form's Content-Type that the runtime's form parser reads as it is: UTF-8 or no charset. */
+const UTF8_FORM = /^\s*application\/x-www-form-urlencoded\s*(;\s*charset="?utf-8"?\s*)?$/i;
+
 /**
- * The request rebuilt with its query and form body made valid UTF-8, or null when both already
- * are (the usual case). `body` is the request's body as already read (null for none, or one to
- * drop).
+ * The request rebuilt with its query and form body made valid UTF-8, and a form's Content-Type
+ * saying UTF-8; null when all of them already are (the usual case). `body` is the request's body
+ * as already read (null for none, or one to drop).
  */
 export function normalizeRequestEncoding(request: Request, body: Uint8Array | null): Request | null {
   const contentType = request.headers.get("Content-Type");
   const form = body !== null && isForm(contentType);
   const query = request.url.includes("%") ? normalizeForm(new URL(request.url).search.slice(1)) : null;
   const formBody = form ? normalizeForm(body) : null;
-  const relabel = form && contentType !== FORM_MEDIA_TYPE;
+  const relabel = form && !UTF8_FORM.test(contentType!);
   if (query === null && formBody === null && !relabel) return null;
   let headers = request.headers;
   if (relabel) {

@@ -182,7 +182,7 @@ export async function verifyAccessToken(
     if (kind === "user" ? userId === null : sub !== clientId) {
       throw new joseErrors.JWTClaimValidationFailed("unexpected subject", payload);
     }
-    const claims: AccessTokenClaims = {
+    const claims: AccessTokenClaims = Object.freeze({
       kind,
       clientId,
       userId,
@@ -192,7 +192,7 @@ export async function verifyAccessToken(
       jti,
       grant: gid ?? null,
       audience: aud,
-    };
+    });
     ring.verified.set(verifiedKey, claims);
     return claims;
   } catch (err) {
