@@ -5,8 +5,9 @@
  * prints requests/s, p50/p99 latency and the service-to-baseline ratio for its routes (the refresh
  * grant rotating a chain of refresh tokens per connection, and an authenticated call once
  * REVOCATIONS access tokens of the client have been revoked); then loads
- * user searches on 1,000 and on 100,000 generated users (imported outside the timed part),
- * reporting the D1 rows each request reads (from the twin's Server-Timing header); then the
+ * user searches on 1,000 and on 100,000 generated users (imported outside the timed part), as
+ * callers without a bookmark get them (mostly from the isolate's read cache) and with one (from
+ * D1), reporting the D1 rows each request reads (from the twin's Server-Timing header); then the
  * gzipped bundle size.
  * The timed load goes to the service as production runs it (no Server-Timing), in ROUNDS rounds
  * alternating with the baseline; the figures only Server-Timing gives come from its development
@@ -50,6 +51,9 @@ const BENCH_USER_FIRST_ID = 100_000;
 const REVOCATIONS = 1_000;
 /** The user the searches look for: present in both data sets. */
 const SEARCHED_USER = 500;
+
+/** The last bookmark the twin returned: sent back, it makes a read skip the isolate's read cache. */
+let lastBookmark: string | null = null;
 
 type Result = { requestsPerSecond: number; p50: number; p99: number; non2xx: number };
 type Comparison = { service: Result; baseline: Result; ratio: number };
@@ -124,7 +128,13 @@ try {
     );
     for (const route of userRoutes()) {
       const server = await serverTiming(twin, route);
-      const { service: s, ratio } = await compare(service, baseline, route);
+      const { service: s, baseline: b, ratio } = await compare(service, baseline, route);
+      // The same load with a bookmark: every request reads D1, none the isolate's read cache.
+      const bookmarked = {
+        ...route,
+        headers: (t: Target) => ({ ...route.headers(t), "x-d1-bookmark": lastBookmark! }),
+      };
+      const fromD1 = await load(service, bookmarked, SECONDS);
       p50s.set(route.label, [...(p50s.get(route.label) ?? []), server.p50]);
       userRows.push([
         route.label,
@@ -132,10 +142,11 @@ try {
         fmt(s.requestsPerSecond),
         `${s.p50} / ${s.p99}`,
         ratio.toFixed(2),
+        `${fmt(fromD1.requestsPerSecond)} (${(fromD1.requestsPerSecond / b.requestsPerSecond).toFixed(2)})`,
         server.p50.toFixed(2),
         server.rowsRead,
         await durableObjectShare(twin, route),
-        s.non2xx > 0 ? `non-2xx: ${s.non2xx}` : "",
+        s.non2xx + fromD1.non2xx > 0 ? `non-2xx: ${s.non2xx}/${fromD1.non2xx}` : "",
       ]);
     }
   }
@@ -147,6 +158,7 @@ try {
       "service req/s",
       "p50/p99 ms",
       "ratio",
+      "req/s from D1 (ratio)",
       "p50 alone ms",
       "D1 rows read/request",
       "waited on the DO",
@@ -307,9 +319,6 @@ function userRoutes(): Route[] {
     },
   ];
 }
-
-/** The last bookmark the twin returned: sent back, it makes a read skip the isolate's read cache. */
-let lastBookmark: string | null = null;
 
 /**
  * The route over `samples` requests one at a time on the twin, each sent with a bookmark so that
