@@ -9,11 +9,11 @@
  * The first one signs; all of them verify and are published, which is how keys rotate.
  */
 import {
+  CompactSign,
   createLocalJWKSet,
   errors as joseErrors,
   importJWK,
   jwtVerify,
-  SignJWT,
   type JSONWebKeySet,
   type JWK,
   type JWTVerifyGetKey,
@@ -25,6 +25,7 @@ import { nowInSeconds } from "../http/datetime";
 
 export const SIGNING_ALGORITHM = "EdDSA";
 const TOKEN_TYPE = "at+jwt";
+const UTF8 = new TextEncoder();
 
 export type TokenKind = "user" | "server";
 
@@ -124,20 +125,23 @@ export type TokenGrant = {
 
 export async function issueAccessToken(env: Bindings, grant: TokenGrant, now: number): Promise<string> {
   const ring = await keyRing(env.TOKEN_SIGNING_KEYS);
-  return new SignJWT({
+  const claims = {
     client_id: grant.clientId,
     token_use: grant.kind,
     mid: grant.merchantId,
     scope: grant.scope,
     ...(grant.grant && { gid: grant.grant }),
-  })
+    iss: env.BASE_URL,
+    sub: grant.kind === "user" ? String(grant.userId) : grant.clientId,
+    aud: grant.audience ?? apiAudience(env),
+    iat: now,
+    exp: now + grant.lifetime,
+    jti: crypto.randomUUID(),
+  };
+  // The claims are all ours and typed here, so they are signed as they are: SignJWT's claim
+  // builder was a twentieth of a token request's CPU in the profile.
+  return new CompactSign(UTF8.encode(JSON.stringify(claims)))
     .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: TOKEN_TYPE, kid: ring.kid })
-    .setIssuer(env.BASE_URL)
-    .setSubject(grant.kind === "user" ? String(grant.userId) : grant.clientId)
-    .setAudience(grant.audience ?? apiAudience(env))
-    .setIssuedAt(now)
-    .setExpirationTime(now + grant.lifetime)
-    .setJti(crypto.randomUUID())
     .sign(ring.signingKey);
 }
 
