@@ -27,7 +27,8 @@ const AUTHORIZATION_PARAMETERS = [
 ] as const;
 type Parameter = (typeof AUTHORIZATION_PARAMETERS)[number];
 
-const MAX_PARAMETER_LENGTH = 2048;
+/** Longer than any client id, registered redirect URI or state a client needs. */
+export const MAX_PARAMETER_LENGTH = 2048;
 /** An S256 challenge is the base64url SHA-256 of the verifier: 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 

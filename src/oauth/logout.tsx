@@ -14,12 +14,10 @@ import { nowInSeconds } from "../http/datetime";
 import { LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
+import { MAX_PARAMETER_LENGTH } from "./authorization-request";
 import { redirectTo } from "./authorization-response";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { endPresentedSession } from "./sessions";
-
-/** Longer than any client id or registered redirect URI. */
-const MAX_PARAMETER_LENGTH = 2048;
 
 export const logoutRoutes = new Hono<AppEnv>().get(
   "/logout",
