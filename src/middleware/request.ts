@@ -6,9 +6,6 @@ import type { AppEnv, RequestTiming } from "../env";
 import { ApiError } from "../errors";
 import { normalizeRequestEncoding } from "../http/encoding";
 import { formatOf, pathnameOf } from "../http/format";
-import { isForm } from "../http/media-type";
-
-const UTF8 = new TextDecoder();
 
 /** Form posts here are a few hundred bytes; anything near this limit is not a real client. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -55,18 +52,12 @@ export const readRequest = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * Hands the bytes read to Hono's body readers (validators, `c.req.text()`) through its body cache,
- * which holds each read's promise whatever its declared type says; a form (valid UTF-8 here) also
- * parsed, as the form validator reads it, without the runtime's Response round trip.
+ * which holds each read's promise whatever its declared type says.
  */
 function keepBody(request: HonoRequest, bytes: Uint8Array): void {
-  const cache = request.bodyCache as { arrayBuffer?: Promise<ArrayBuffer>; formData?: Promise<FormData> };
-  // First: Hono converts from the first cached body, and a FormData would convert as multipart.
-  cache.arrayBuffer = Promise.resolve(bytes.buffer as ArrayBuffer);
-  if (isForm(request.header("Content-Type"))) {
-    const form = new FormData();
-    for (const [name, value] of new URLSearchParams(UTF8.decode(bytes))) form.append(name, value);
-    cache.formData = Promise.resolve(form);
-  }
+  (request.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(
+    bytes.buffer as ArrayBuffer,
+  );
 }
 
 async function readDeclared(request: Request): Promise<Uint8Array> {
