@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { LIMITED_USER_FIELDS, USER_FIELDS } from "../src/schemas/responses/user";
 import { bearer, call, container, ingrid, serverToken, userToken } from "./helpers/http";
 import { createClient, importData } from "./helpers/seed";
 
@@ -76,6 +77,21 @@ describe("reading another client's data with clientId", () => {
     expect(users.res.status).toBe(200);
     // The client read stands for the caller: its users are shown in full (rule 2).
     expect(users.body.data).toMatchObject([{ userId: String(userId), email: `scope${userId}@example.org` }]);
+  });
+
+  it("shows a cached user in full to the client read and limited to another, call by call", async () => {
+    const token = await serverToken(admin);
+    const fieldsOf = async (path: string) => {
+      const { res, body } = await get(path, token);
+      expect(res.status).toBe(200);
+      const users = body.data as Record<string, unknown>[];
+      return Object.keys(users.find((user) => user.userId === String(userId))!).sort();
+    };
+    // No bookmark: the second and third calls take the profile the first one cached.
+    const limited = [...LIMITED_USER_FIELDS].sort();
+    expect(await fieldsOf("/api/2/users?filters=merchant")).toEqual(limited);
+    expect(await fieldsOf(`/api/2/users?filters=merchant&clientId=${sibling.id}`)).toEqual([...USER_FIELDS].sort());
+    expect(await fieldsOf("/api/2/users?filters=merchant")).toEqual(limited);
   });
 
   it("reads the caller's own data when clientId names the caller", async () => {

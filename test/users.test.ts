@@ -188,8 +188,10 @@ describe("GET /api/2/users: happy path", () => {
     await expectFound("?limit=2&offset=1&filters=merchant", [2, 3]);
   });
 
-  it("serves a page as JSONP with the same users as JSON", async () => {
+  it("serves the same users whole (kept JSON text), with every field selected, and as JSONP", async () => {
     const { body } = await list("?sort=userId");
+    const selected = await list(`?sort=userId&fields=${USER_FIELDS.join(",")}`);
+    expect(selected.body.data).toEqual(body.data);
     const res = await call("/api/2/users.jsonp?sort=userId&callback=show", { headers: bearer(token) });
     const match = /^\/\*\*\/show\((.*)\);$/s.exec(await res.text());
     expect(JSON.parse(match![1]!).data).toEqual(body.data);

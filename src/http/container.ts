@@ -36,6 +36,8 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
+const DATA_PLACEHOLDER = '"data":null}';
+
 /** `data` as JSON text. */
 function dataJson(data: unknown): string {
   return data instanceof JsonText ? data.text : JSON.stringify(data);
@@ -190,5 +192,6 @@ function containerJson(container: Record<string, unknown>): string {
   if (!(data instanceof JsonText)) return JSON.stringify(container);
   // `data` is the container's last member (build), so its placeholder ends the text.
   const head = JSON.stringify({ ...container, data: null });
+  if (!head.endsWith(DATA_PLACEHOLDER)) throw new Error("the container's data is not its last member");
   return `${head.slice(0, -"null}".length)}${data.text}}`;
 }
