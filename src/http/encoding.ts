@@ -3,7 +3,7 @@
  * ISO-8859-1 and re-encoded as UTF-8 (spec "Basics"), so that everything downstream, including the
  * validators, only ever sees valid UTF-8. Valid input passes through untouched.
  */
-import { FORM_MEDIA_TYPE, isForm } from "./media-type";
+import { FORM_MEDIA_TYPE, isForm, isUtf8Form } from "./media-type";
 
 /** Throws on invalid UTF-8 instead of substituting U+FFFD. */
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -12,9 +12,6 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export function decodeBase64Utf8(base64: string): string {
   return strictUtf8.decode(asciiBytes(atob(base64)));
 }
-
-/** A form's Content-Type that the runtime's form parser reads as it is: UTF-8 or no charset. */
-const UTF8_FORM = /^\s*application\/x-www-form-urlencoded\s*(;\s*charset="?utf-8"?\s*)?$/i;
 
 /**
  * The request rebuilt with its query and form body made valid UTF-8, and a form's Content-Type
@@ -26,7 +23,7 @@ export function normalizeRequestEncoding(request: Request, body: Uint8Array | nu
   const form = body !== null && isForm(contentType);
   const query = request.url.includes("%") ? normalizeForm(new URL(request.url).search.slice(1)) : null;
   const formBody = form ? normalizeForm(body) : null;
-  const relabel = form && !UTF8_FORM.test(contentType!);
+  const relabel = form && !isUtf8Form(contentType);
   if (query === null && formBody === null && !relabel) return null;
   let headers = request.headers;
   if (relabel) {
