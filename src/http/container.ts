@@ -36,7 +36,8 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
-const DATA_PLACEHOLDER = '"data":null}';
+/** How the container's text ends when `data` (its last member) is null. */
+const NULL_DATA_END = '"data":null}';
 
 /** `data` as JSON text. */
 function dataJson(data: unknown): string {
@@ -190,8 +191,7 @@ function serialize(c: Context<AppEnv>, status: number, container: Record<string,
 function containerJson(container: Record<string, unknown>): string {
   const { data } = container;
   if (!(data instanceof JsonText)) return JSON.stringify(container);
-  // `data` is the container's last member (build), so its placeholder ends the text.
   const head = JSON.stringify({ ...container, data: null });
-  if (!head.endsWith(DATA_PLACEHOLDER)) throw new Error("the container's data is not its last member");
-  return `${head.slice(0, -"null}".length)}${data.text}}`;
+  if (!head.endsWith(NULL_DATA_END)) throw new Error("the container's data is not its last member");
+  return `${head.slice(0, -NULL_DATA_END.length)}"data":${data.text}}`;
 }
