@@ -2,8 +2,8 @@
  * What the benchmarks (scripts/bench.ts, scripts/bench-load.ts) share: the exact bundle `wrangler
  * deploy` would upload, started in one local workerd through Miniflare with the real local D1, KV
  * and Durable Object bindings of wrangler.toml's top level (ENVIRONMENT=development, so responses
- * carry Server-Timing; or production, with a development twin), each worker on its own socket; the migrations and the demo data; imports
- * through the same builder as `npm run db:import`.
+ * carry Server-Timing; or production, with a development twin), each worker on its own socket;
+ * the migrations and the demo data; imports through the same builder as `npm run db:import`.
  */
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
