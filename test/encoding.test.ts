@@ -1,76 +1,46 @@
 import { describe, expect, it } from "vitest";
-import { normalizeRequestEncoding } from "../src/http/encoding";
+import { formText, utf8Url } from "../src/http/encoding";
+import { Browser, expectPage, formAction, hiddenFields } from "./helpers/browser";
 import { BASE, basicAuth, call, container, webClient } from "./helpers/http";
-import { createClient } from "./helpers/seed";
+import { createClient, createUser } from "./helpers/seed";
 
-function formRequest(body: string | Uint8Array, query = ""): Request {
-  return new Request(`${BASE}/oauth/token${query}`, {
+/** Text and raw bytes joined into one body, as a client that writes its own bytes sends it. */
+function bytesOf(...parts: (string | number[])[]): Uint8Array {
+  return new Uint8Array(
+    parts.flatMap((part) => (typeof part === "string" ? [...new TextEncoder().encode(part)] : part)),
+  );
+}
+
+function tokenRequest(body: string | Uint8Array, headers: Record<string, string> = {}, query = ""): Promise<Response> {
+  return call(`/oauth/token${query}`, {
     method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    headers: { "Content-Type": "application/x-www-form-urlencoded", ...headers },
     body,
   });
 }
 
-/** What the pipeline does: the body read first, then handed over with the request; kept when nothing changes. */
-async function normalize(request: Request): Promise<Request> {
-  const body = request.body && new Uint8Array(await request.clone().arrayBuffer());
-  return normalizeRequestEncoding(request, body) ?? request;
-}
-
-async function text(request: Request): Promise<string> {
-  return new TextDecoder().decode(await request.arrayBuffer());
-}
-
 describe("incoming data is UTF-8", () => {
-  it("leaves valid UTF-8 untouched", async () => {
-    const query = new Request(`${BASE}/api/2/status?q=%C3%A6+x`);
-    expect(await normalize(query)).toBe(query);
-    const normalized = await normalize(formRequest("name=%C3%B8l&x=a+b&raw=\u00f8", "?q=%C3%A6"));
-    expect(await text(normalized)).toBe("name=%C3%B8l&x=a+b&raw=\u00f8");
-    expect(new URL(normalized.url).search).toBe("?q=%C3%A6");
+  it("leaves valid UTF-8 untouched", () => {
+    expect(utf8Url(`${BASE}/api/2/status?q=%C3%A6+x`)).toBeNull();
+    const form = new URLSearchParams(formText(bytesOf("name=%C3%B8l&x=a+b&raw=\u00f8")));
+    expect([...form]).toEqual([
+      ["name", "øl"],
+      ["x", "a b"],
+      ["raw", "ø"],
+    ]);
   });
 
-  it.each([
-    ["application/x-www-form-urlencoded", false],
-    ["application/x-www-form-urlencoded;charset=UTF-8", false],
-    ['Application/X-WWW-Form-Urlencoded; charset="utf-8"', false],
-    ["application/x-www-form-urlencoded; charset=ISO-8859-1", true],
-    ["application/x-www-form-urlencoded; charset=utf-8; boundary=x", true],
-  ])("rebuilds a valid UTF-8 form declared %j only to relabel another charset: %s", (contentType, rebuilt) => {
-    const request = new Request(`${BASE}/oauth/token`, {
-      method: "POST",
-      headers: { "Content-Type": contentType },
-      body: "a=b",
-    });
-    const normalized = normalizeRequestEncoding(request, new TextEncoder().encode("a=b"));
-    expect(normalized !== null).toBe(rebuilt);
-    if (normalized)
-      expect(normalized.headers.get("Content-Type")).toBe("application/x-www-form-urlencoded; charset=utf-8");
-  });
-
-  it("reads an invalid percent-encoded sequence as ISO-8859-1", async () => {
-    const normalized = await normalize(formRequest("name=%F8l&other=%C3%A6", "?q=bl%E5b%E6r+gr%F8d&ok=1"));
-    const form = new URLSearchParams(await text(normalized));
+  it("reads an invalid percent-encoded sequence as ISO-8859-1", () => {
+    const form = new URLSearchParams(formText(bytesOf("name=%F8l&other=%C3%A6")));
     expect(form.get("name")).toBe("øl");
     expect(form.get("other")).toBe("æ");
-    const query = new URL(normalized.url).searchParams;
+    const query = new URL(utf8Url(`${BASE}/api/2/status?q=bl%E5b%E6r+gr%F8d&ok=1`)!).searchParams;
     expect(query.get("q")).toBe("blåbær grød");
     expect(query.get("ok")).toBe("1");
   });
 
-  it("reads raw ISO-8859-1 bytes in a form body as ISO-8859-1", async () => {
-    const bytes = new Uint8Array([
-      ...new TextEncoder().encode("name="),
-      0x47,
-      0xf8,
-      0x74,
-      0x65,
-      0x62,
-      0x6f,
-      0x72,
-      0x67,
-    ]);
-    const form = new URLSearchParams(await text(await normalize(formRequest(bytes))));
+  it("reads raw ISO-8859-1 bytes in a form body as ISO-8859-1", () => {
+    const form = new URLSearchParams(formText(bytesOf("name=G", [0xf8], "teborg")));
     expect(form.get("name")).toBe("Gøteborg");
   });
 
@@ -97,6 +67,16 @@ describe("incoming data is UTF-8", () => {
       expect(res.status).toBe(200);
     },
   );
+
+  it("keeps a form body when the query around it is re-encoded", async () => {
+    const client = await createClient({ secret: "sëcret-beside-a-latin1-query" });
+    const res = await tokenRequest(
+      `grant_type=client_credentials&client_id=${client.id}&client_secret=s%C3%ABcret-beside-a-latin1-query`,
+      {},
+      "?note=gr%F8d",
+    );
+    expect(res.status).toBe(200);
+  });
 
   it("never answers 500 to an invalid sequence in an API query", async () => {
     const res = await call("/api/2/status?x=%FF%FE%C3");
@@ -137,4 +117,56 @@ describe("form bodies are recognised by their media type", () => {
       expect(res.status).toBe(200);
     },
   );
+});
+
+describe("a form body is read as WHATWG's urlencoded parser reads its bytes, by every reader", () => {
+  it("decodes raw UTF-8 bytes and percent escapes of one character together", async () => {
+    const client = await createClient({ secret: "sëcret-raw-and-escaped" });
+    // ë is C3 AB: the first byte raw, the second escaped.
+    const body = bytesOf(
+      `grant_type=client_credentials&client_id=${client.id}&client_secret=s`,
+      [0xc3],
+      "%ABcret-raw-and-escaped",
+    );
+    expect((await tokenRequest(body)).status).toBe(200);
+  });
+
+  it("keeps malformed percent escapes as they are", async () => {
+    const client = await createClient({ secret: "100%zz-%-literal-%4" });
+    const res = await tokenRequest(
+      `grant_type=client_credentials&client_id=${client.id}&client_secret=100%zz-%-literal-%4`,
+    );
+    expect(res.status).toBe(200);
+  });
+
+  it("reads a byte order mark as part of the first name, not as a mark to drop", async () => {
+    const auth = basicAuth(webClient.id, webClient.secret);
+    const withMark = await tokenRequest(bytesOf([0xef, 0xbb, 0xbf], "grant_type=client_credentials"), auth);
+    const without = await tokenRequest("scope=", auth);
+    expect(withMark.status).toBe(400);
+    expect(await withMark.json()).toEqual(await without.json());
+  });
+
+  it("reads the login page's form the same way as the validated forms", async () => {
+    const client = await createClient({
+      redirectUris: ["https://test.example/callback"],
+      grantTypes: ["authorization_code"],
+      fields: { email: true },
+    });
+    const user = await createUser(9_260 + Math.floor(Math.random() * 40), {
+      password: "pässwörd long enough",
+      clients: [],
+    });
+    const browser = new Browser();
+    const query = new URLSearchParams({
+      client_id: client.id,
+      redirect_uri: "https://test.example/callback",
+      response_type: "code",
+    });
+    const login = await expectPage(await browser.get(`/oauth/authorize?${query}`), 200, "Sign in");
+    const fields = new URLSearchParams({ ...hiddenFields(login), action: "login", email: user.email });
+    // ä raw, ö as a raw first byte and an escaped second one.
+    const body = bytesOf(`${fields}&password=p`, [0xc3, 0xa4], "ssw", [0xc3], "%B6rd+long+enough");
+    await expectPage(await browser.postBody(formAction(login), body), 200, "Allow access");
+  });
 });

@@ -3,7 +3,6 @@
  * ISO-8859-1 and re-encoded as UTF-8 (spec "Basics"), so that everything downstream, including the
  * validators, only ever sees valid UTF-8. Valid input passes through untouched.
  */
-import { FORM_MEDIA_TYPE, isForm, isUtf8Form } from "./media-type";
 
 /** Throws on invalid UTF-8 instead of substituting U+FFFD. */
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -13,30 +12,36 @@ export function decodeBase64Utf8(base64: string): string {
   return strictUtf8.decode(asciiBytes(atob(base64)));
 }
 
+/** The URL with its query made valid UTF-8; null when it already is (the usual case). */
+export function utf8Url(url: string): string | null {
+  if (!url.includes("%")) return null;
+  const parsed = new URL(url);
+  const query = normalizeForm(parsed.search.slice(1));
+  if (query === null) return null;
+  parsed.search = query;
+  return parsed.href;
+}
+
 /**
- * The request rebuilt with its query and form body made valid UTF-8, and a form's Content-Type
- * saying UTF-8; null when all of them already are (the usual case). `body` is the request's body
- * as already read (null for none, or one to drop).
+ * A form body as ASCII text: each field made valid UTF-8, and every byte >= 0x80 left after that
+ * percent-encoded. URLSearchParams reads this text exactly as WHATWG's
+ * application/x-www-form-urlencoded parser reads the bytes (a BOM included, as part of the first
+ * name; malformed escapes kept literally), so every reader of a form body reads the same fields.
  */
-export function normalizeRequestEncoding(request: Request, body: Uint8Array | null): Request | null {
-  const contentType = request.headers.get("Content-Type");
-  const form = body !== null && isForm(contentType);
-  const query = request.url.includes("%") ? normalizeForm(new URL(request.url).search.slice(1)) : null;
-  const formBody = form ? normalizeForm(body) : null;
-  const relabel = form && !isUtf8Form(contentType);
-  if (query === null && formBody === null && !relabel) return null;
-  let headers = request.headers;
-  if (relabel) {
-    // The body is UTF-8 from here whatever charset the client declared (the runtime's form parser
-    // refuses any other), so the copy says exactly that.
-    headers = new Headers(headers);
-    headers.set("Content-Type", `${FORM_MEDIA_TYPE}; charset=utf-8`);
+export function formText(body: Uint8Array): string {
+  return normalizeForm(body) ?? escapeHighBytes(body);
+}
+
+function escapeHighBytes(bytes: Uint8Array): string {
+  let text = "";
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b < 0x80) continue;
+    text += `${strictUtf8.decode(bytes.subarray(start, i))}%${b.toString(16).toUpperCase()}`;
+    start = i + 1;
   }
-  const init = { headers, body: formBody ?? body };
-  if (query === null) return new Request(request, init);
-  const url = new URL(request.url);
-  url.search = query;
-  return new Request(url, { ...init, method: request.method });
+  return text + strictUtf8.decode(bytes.subarray(start));
 }
 
 /**

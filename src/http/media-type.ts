@@ -10,12 +10,3 @@ function mediaType(contentType: string | null | undefined): string {
 export function isForm(contentType: string | null | undefined): boolean {
   return mediaType(contentType) === FORM_MEDIA_TYPE;
 }
-
-/** A form that declares no charset or UTF-8, and nothing else: the runtime's form parser reads it as it is. */
-export function isUtf8Form(contentType: string | null | undefined): boolean {
-  if (!isForm(contentType)) return false;
-  const parameters = contentType!.split(";").slice(1);
-  return parameters.length === 0 || (parameters.length === 1 && UTF8_CHARSET.test(parameters[0]!));
-}
-
-const UTF8_CHARSET = /^\s*charset="?utf-8"?\s*$/i;

@@ -4,8 +4,9 @@ import { createMiddleware } from "hono/factory";
 import { lazySession, measuredD1, newD1Usage, openDatabase } from "../db/client";
 import type { AppEnv, RequestTiming } from "../env";
 import { ApiError } from "../errors";
-import { normalizeRequestEncoding } from "../http/encoding";
+import { formText, utf8Url } from "../http/encoding";
 import { formatOf, pathnameOf } from "../http/format";
+import { isForm } from "../http/media-type";
 
 /** Form posts here are a few hundred bytes; anything near this limit is not a real client. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -22,8 +23,7 @@ export const noSniff = createMiddleware<AppEnv>(async (c, next) => {
  * too large is dropped there. Locally the refused body is first read to its end: `wrangler dev`'s
  * proxy dies when the Worker answers before consuming a body (workers-sdk #15203). A GET or HEAD
  * that carries a body has it read and dropped (it means nothing here). The bytes read are handed to
- * Hono's body cache; only a request whose query or form body must be made UTF-8 (http/encoding.ts)
- * is rebuilt, around the re-encoded parts.
+ * Hono's body cache; only a request whose query must be made UTF-8 (http/encoding.ts) is rebuilt.
  */
 export const readRequest = createMiddleware<AppEnv>(async (c, next) => {
   const { body, method } = c.req.raw;
@@ -44,20 +44,33 @@ export const readRequest = createMiddleware<AppEnv>(async (c, next) => {
     }
   }
   const read = method === "GET" || method === "HEAD" ? null : bytes;
-  const normalized = normalizeRequestEncoding(c.req.raw, read);
-  if (normalized) c.req.raw = normalized;
-  else if (read) keepBody(c.req, read);
+  if (read) keepBody(c.req, read);
+  const url = utf8Url(c.req.url);
+  // The body, if any, is read already: it lives on in Hono's body cache, which the copy keeps.
+  if (url) c.req.raw = new Request(url, { method, headers: c.req.raw.headers });
   await next();
 });
 
 /**
  * Hands the bytes read to Hono's body readers (validators, `c.req.text()`) through its body cache,
- * which holds each read's promise whatever its declared type says.
+ * which holds each read's promise whatever its declared type says. A form is read once, here, for
+ * all of them (http/encoding.ts `formText`): its text and fields are cached beside the bytes, so
+ * the runtime's own form parser, which reads some bodies differently, never runs.
  */
 function keepBody(request: HonoRequest, bytes: Uint8Array): void {
-  (request.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(
-    bytes.buffer as ArrayBuffer,
-  );
+  const cache = request.bodyCache as {
+    arrayBuffer?: Promise<ArrayBuffer>;
+    text?: Promise<string>;
+    formData?: Promise<FormData>;
+  };
+  // First: Hono converts from the first cached body for any type not cached.
+  cache.arrayBuffer = Promise.resolve(bytes.buffer as ArrayBuffer);
+  if (!isForm(request.header("Content-Type"))) return;
+  const text = formText(bytes);
+  const form = new FormData();
+  for (const [name, value] of new URLSearchParams(text)) form.append(name, value);
+  cache.text = Promise.resolve(text);
+  cache.formData = Promise.resolve(form);
 }
 
 async function readDeclared(request: Request): Promise<Uint8Array> {

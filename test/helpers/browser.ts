@@ -15,11 +15,16 @@ export class Browser {
   }
 
   async post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+    return this.postBody(path, new URLSearchParams(fields).toString(), headers);
+  }
+
+  /** Posts a form body as it is given, bytes that no URLSearchParams would write among them. */
+  async postBody(path: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<Response> {
     return this.keep(
       await call(path, {
         method: "POST",
         headers: this.request({ "Content-Type": "application/x-www-form-urlencoded", ...headers }),
-        body: new URLSearchParams(fields).toString(),
+        body,
         redirect: "manual",
       }),
     );
@@ -55,7 +60,7 @@ export function hiddenFields(page: string): Record<string, string> {
   return fields;
 }
 
-function formAction(page: string): string {
+export function formAction(page: string): string {
   return /<form method="post" action="([^"]+)"/.exec(page)![1]!;
 }
 
