@@ -23,7 +23,11 @@ export type Bindings = {
 
 /** Per-request values set by middleware; handlers read them, never rebuild them. */
 export type Variables = {
-  db: Database;
+  /**
+   * The request's database, opened on the first call: a request answered without D1 (status, the
+   * isolate's caches) builds none.
+   */
+  db: () => Database;
   /** The caller sent `x-d1-bookmark`: reads at least that fresh, so never from an isolate's cache. */
   bookmarked: boolean;
   format: ResponseFormat;

@@ -18,7 +18,7 @@ export async function readableClientId(c: Context<AppEnv>, requested: string[] |
   if (requested.length !== 1 || !clientId)
     throw new ApiError(400, "invalid_request", "Invalid parameter value: clientId");
   if (clientId === caller.clientId) return clientId;
-  const found = await findClientRights(c.get("db"), [caller.clientId, clientId]);
+  const found = await findClientRights(c.get("db")(), [caller.clientId, clientId]);
   const target = found.find((client) => client.id === clientId);
   if (!target) throw new OAuthError(404, "invalid_client_id", "Unknown client ID");
   if (target.merchantId !== caller.merchantId) throw new ApiError(404, "invalid_request", "Client ID mismatch");

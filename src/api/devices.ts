@@ -36,7 +36,7 @@ export const deviceRoutes = new Hono<AppEnv>().post(
   async (c) => {
     const device = c.req.valid("form");
     const caller = c.get("caller");
-    const db = c.get("db");
+    const db = c.get("db")();
     // Only a user who may still sign in registers devices; the token alone may outlive that.
     if ((await findUserRefusal(db, caller.userId!)) !== undefined) {
       throw new ApiError(403, "access_denied", "Unauthorised access");

@@ -89,7 +89,7 @@ export const digitalContentRoutes = new Hono<AppEnv>().get(
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), DIGITAL_CONTENT_LIST, nowInSeconds());
     const clientId = await readableClientId(c, query.where.clientId);
-    const found = await searchDigitalContents(c.get("db"), digitalContentSearch(clientId, query));
+    const found = await searchDigitalContents(c.get("db")(), digitalContentSearch(clientId, query));
     return respondPage(c, "DigitalContents", query, found, digitalContentView);
   },
 );

@@ -70,7 +70,7 @@ export const mailRoutes = new Hono<AppEnv>().get(
       }
       owner.email = email;
     }
-    const db = c.get("db");
+    const db = c.get("db")();
     const userId = await findVisibleMailOwner(db, c.get("caller").clientId, owner);
     const found = userId === undefined ? [] : await listMails(db, userId, MAX_MAILS);
     return respond(c, {

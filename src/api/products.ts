@@ -82,7 +82,7 @@ export const productRoutes = new Hono<AppEnv>().get(
   async (c) => {
     const query = parseListQuery(new URL(c.req.url), PRODUCT_LIST, nowInSeconds());
     const clientId = await readableClientId(c, query.where.clientId);
-    const found = await searchProducts(c.get("db"), productSearch(clientId, query));
+    const found = await searchProducts(c.get("db")(), productSearch(clientId, query));
     if (found.length === 0) throw new ApiError(404, "invalid_request", "No products found");
     return respondPage(c, "Products", query, found, productView);
   },

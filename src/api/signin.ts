@@ -43,7 +43,7 @@ export const signinRoutes = new Hono<AppEnv>().post(
     const email = canonicalEmailAddress(form.identifier);
     if (email === null) throw new ApiError(400, "invalid_request", "Required identifier parameter is invalid");
     if (!form.redirectUri) throw new ApiError(400, "invalid_request", "Required redirectUri parameter is missing");
-    const client = await findClient(c.get("db"), c.get("caller").clientId);
+    const client = await findClient(c.get("db")(), c.get("caller").clientId);
     if (!client || !isRegisteredRedirectUri(client.redirectUris, form.redirectUri)) {
       throw new ApiError(
         400,

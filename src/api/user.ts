@@ -30,7 +30,8 @@ export const userRoutes = new Hono<AppEnv>().get(
   async (c) => {
     const key = parseUserKey(c.req.param("userId"));
     const db = c.get("db");
-    const userId = key === undefined ? undefined : "userId" in key ? key.userId : await findUserIdByUuid(db, key.uuid);
+    const userId =
+      key === undefined ? undefined : "userId" in key ? key.userId : await findUserIdByUuid(db(), key.uuid);
     if (userId === undefined) throw notFound();
     const caller = c.get("caller");
     const profile = await readUserProfile(db, userId, c.get("bookmarked"));

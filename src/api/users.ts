@@ -237,7 +237,7 @@ export const userListRoutes = new Hono<AppEnv>().get(
     const scope = { clientId, merchantId: c.get("caller").merchantId };
     const db = c.get("db");
     const fresh = c.get("bookmarked");
-    const { userIds, scan } = await readUserSearch(scope, url, () => searchUsers(db, plan(scope, query)), fresh);
+    const { userIds, scan } = await readUserSearch(scope, url, () => searchUsers(db(), plan(scope, query)), fresh);
     const profiles = await readUserProfiles(db, userIds, fresh);
     if (profiles.length === 0) throw new ApiError(404, "invalid_request", "No users found");
     const limited = (profile: UserProfile) =>

@@ -3,7 +3,7 @@
  * reads whose rows change only by import or sign-in. A read without `x-d1-bookmark` may come from
  * any replica, however far behind; this is one more replica, the nearest, at most that much older
  * than what it read. A caller that sends a bookmark (`fresh`) is always read from D1 (README
- * "Reads and replicas").
+ * "Reads and replicas"). Each read takes the request's database opener and opens it only on a miss.
  */
 import type { Database } from "./client";
 import { IsolateCache } from "./isolate-cache";
@@ -19,12 +19,12 @@ const userSearches = new IsolateCache<UserSearchResult>(API_READ_CACHE_TTL_MS);
 /** A page of a user search: its users' ids in order, and what a bounded scan examined (`meta`). */
 export type UserSearchResult = { userIds: number[]; scan: { scanned?: number; scanComplete?: boolean } };
 
-export function readMerchantClients(db: Database, merchantId: number, fresh: boolean) {
-  return merchantClients.read(String(merchantId), () => listMerchantClients(db, merchantId), fresh);
+export function readMerchantClients(db: () => Database, merchantId: number, fresh: boolean) {
+  return merchantClients.read(String(merchantId), () => listMerchantClients(db(), merchantId), fresh);
 }
 
 /** The user and all of their parts; undefined (never cached) when there is no such user. */
-export async function readUserProfile(db: Database, userId: number, fresh: boolean) {
+export async function readUserProfile(db: () => Database, userId: number, fresh: boolean) {
   return (await readUserProfiles(db, [userId], fresh))[0];
 }
 
@@ -32,12 +32,12 @@ export async function readUserProfile(db: Database, userId: number, fresh: boole
  * The users and all of their parts, in the order asked for; unknown ids are left out (and never
  * cached). Those not cached are loaded together, in one round trip.
  */
-export async function readUserProfiles(db: Database, userIds: number[], fresh: boolean): Promise<UserProfile[]> {
+export async function readUserProfiles(db: () => Database, userIds: number[], fresh: boolean): Promise<UserProfile[]> {
   const cached = userIds.map((id) => (fresh ? undefined : userProfiles.get(String(id))));
   const missing = userIds.filter((_, i) => cached[i] === undefined);
   const loaded = new Map<number, UserProfile>();
   if (missing.length > 0) {
-    for (const profile of await findUserProfiles(db, missing)) loaded.set(profile.user.id, profile);
+    for (const profile of await findUserProfiles(db(), missing)) loaded.set(profile.user.id, profile);
     // A user D1 no longer has is forgotten too.
     for (const id of missing) userProfiles.set(String(id), loaded.get(id));
   }

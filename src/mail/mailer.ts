@@ -34,7 +34,7 @@ export async function sendMail(c: Context<AppEnv>, message: Message, now: number
   const from = { name: SENDER.name, email: c.env.MAIL_FROM ?? SENDER.email };
   const delivery = await deliver(c, from, message);
   if (!delivery.sent) console.warn(`mail ${message.template} not sent: ${delivery.reason}`);
-  const db = c.get("db");
+  const db = c.get("db")();
   await insertMail(
     db,
     {

@@ -1,7 +1,7 @@
 /** The request pipeline every request passes first (order set in app.ts). */
 import type { HonoRequest } from "hono";
 import { createMiddleware } from "hono/factory";
-import { lazySession, measuredD1, newD1Usage, openDatabase } from "../db/client";
+import { type Database, lazySession, measuredD1, newD1Usage, openDatabase } from "../db/client";
 import type { AppEnv, RequestTiming } from "../env";
 import { ApiError } from "../errors";
 import { formText, utf8Url } from "../http/encoding";
@@ -141,7 +141,8 @@ export const attachDatabase = createMiddleware<AppEnv>(async (c, next) => {
   const session = lazySession(() => c.env.DB.withSession(sessionStart(c.req.raw, bookmark)));
   c.set("bookmarked", bookmark !== undefined);
   const usage = c.get("timing")?.d1;
-  c.set("db", openDatabase(usage ? measuredD1(session, usage) : session));
+  let db: Database | undefined;
+  c.set("db", () => (db ??= openDatabase(usage ? measuredD1(session, usage) : session)));
   await next();
   // A failure's bookmark would tell an unauthenticated caller how far the database has moved.
   const reached = session.getBookmark();

@@ -35,7 +35,7 @@ export const signedResponses = createMiddleware<AppEnv>(async (c, next) => {
 export async function loadSigningKey(c: Context<AppEnv>, clientId: string): Promise<void> {
   const signing = c.get("signing");
   if (!signing) return;
-  const sealed = await findClientSigningSecret(c.get("db"), clientId);
+  const sealed = await findClientSigningSecret(c.get("db")(), clientId);
   if (sealed === null) {
     throw new ApiError(
       400,

@@ -84,7 +84,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
       // Prefetchers send HEAD: a passing-through session must not mint codes for them.
       if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
       const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
-      const judged = await judgeAuthorizationRequest(c.get("db"), (name) => c.req.queries(name) ?? []);
+      const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => c.req.queries(name) ?? []);
       if (judged.outcome !== "valid") return failed(c, judged, locale);
       const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
       const userId = judged.request.client.enableSso ? await presentedSessionUser(c, nowInSeconds()) : undefined;
@@ -106,7 +106,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
       if (!isForm(c.req.header("Content-Type"))) return requestInvalidPage(c, pageLocale(undefined, acceptLanguage));
       const form = new URLSearchParams(await c.req.text());
       const locale = pageLocale(form.get("locale") ?? undefined, acceptLanguage);
-      const judged = await judgeAuthorizationRequest(c.get("db"), (name) => form.getAll(name));
+      const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => form.getAll(name));
       if (judged.outcome !== "valid") return failed(c, judged, locale);
       const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
       const text = MESSAGES[locale].signIn;
@@ -126,7 +126,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
           );
         }
         const { client } = flow.request;
-        await connectUser(c.get("db"), { clientId: client.id, userId, merchantId: client.merchantId });
+        await connectUser(c.get("db")(), { clientId: client.id, userId, merchantId: client.merchantId });
         return codeFor(flow, userId);
       }
 
@@ -172,7 +172,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
           return signInPage(flow, 403, { alert: text.refused, email });
       }
       const remember = form.get("remember") === "1";
-      const db = c.get("db");
+      const db = c.get("db")();
       await startSession(
         c,
         await newSessionId(c.env),
@@ -199,7 +199,7 @@ export async function resumeAuthorization(
   locale: Locale,
   userId: number,
 ): Promise<Response> {
-  const judged = await judgeAuthorizationRequest(c.get("db"), (name) => {
+  const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => {
     const value = parameters[name];
     return value === undefined ? [] : [value];
   });
@@ -210,7 +210,7 @@ export async function resumeAuthorization(
 /** The user is known: a code when they have granted the client access (or it needs no consent), else the consent page. */
 async function afterSignIn(flow: Flow, userId: number): Promise<Response> {
   const { client } = flow.request;
-  if (client.autoApprove || (await isConnected(flow.c.get("db"), client.id, userId))) return codeFor(flow, userId);
+  if (client.autoApprove || (await isConnected(flow.c.get("db")(), client.id, userId))) return codeFor(flow, userId);
   const consent = MESSAGES[flow.locale].consent;
   return page(
     flow,

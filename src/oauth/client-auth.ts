@@ -38,7 +38,7 @@ export async function authenticateClient(
 ): Promise<ClientRecord> {
   const authorization = c.req.header("Authorization");
   if (publicAllowed && body.client_id && body.client_secret === undefined && authorization === undefined) {
-    const client = clientCache.get(body.client_id) ?? (await loadClient(c.get("db"), body.client_id));
+    const client = clientCache.get(body.client_id) ?? (await loadClient(c.get("db")(), body.client_id));
     if (!client?.publicClient) {
       throw clientAuthFailed("body", "Client authentication is required: HTTP Basic or client_id and client_secret");
     }
@@ -46,10 +46,10 @@ export async function authenticateClient(
   }
   const credentials = presentedCredentials(authorization, body);
   const cached = clientCache.get(credentials.id);
-  let client = cached ?? (await loadClient(c.get("db"), credentials.id));
+  let client = cached ?? (await loadClient(c.get("db")(), credentials.id));
   let valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
   if (cached && !valid) {
-    client = await loadClient(c.get("db"), credentials.id);
+    client = await loadClient(c.get("db")(), credentials.id);
     valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
   }
   if (!client || !valid) throw clientAuthFailed(credentials.method, "Client authentication failed");

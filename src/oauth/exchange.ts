@@ -34,7 +34,7 @@ export const exchangeRoutes = new Hono<AppEnv>().post(
     if (!clientId) throw invalidRequest("Required client ID missing");
     if (type !== "code" && type !== "session") throw invalidRequest("Request must contain a valid exchange type");
     // Rule 1. A client that does not exist belongs to no merchant: the same answer.
-    const target = await findClient(c.get("db"), clientId);
+    const target = await findClient(c.get("db")(), clientId);
     if (!target || target.merchantId !== caller.merchantId) {
       throw new OAuthError(403, "access_denied", "Provided client ID does not belong to the current merchant");
     }

@@ -44,7 +44,7 @@ export const logoutRoutes = new Hono<AppEnv>().get(
       clientId.length <= MAX_PARAMETER_LENGTH &&
       redirectUri.length <= MAX_PARAMETER_LENGTH
     ) {
-      const client = await findClient(c.get("db"), clientId);
+      const client = await findClient(c.get("db")(), clientId);
       if (client && isRegisteredRedirectUri(client.redirectUris, redirectUri)) return redirectTo(c, redirectUri);
     }
     const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));

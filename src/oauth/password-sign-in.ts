@@ -28,7 +28,7 @@ export async function signInWithPassword(
   email: string,
   password: string,
 ): Promise<PasswordSignIn> {
-  const user = await findUserByEmail(c.get("db"), email);
+  const user = await findUserByEmail(c.get("db")(), email);
   const limiter = rateLimiterFor(c.env, clientId);
   const account = user ? `user:${user.id}` : await unknownAccountKey(email);
   const attempt = await limiter.beginSignIn(account);

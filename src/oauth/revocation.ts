@@ -28,7 +28,7 @@ export async function revokeGrant(c: Context<AppEnv>, clientId: string, grant: s
   // The Durable Object first: a redemption that inserts the grant's refresh token after this
   // revocation's D1 update then finds the grant revoked there (grants/authorization-code.ts).
   await revokeTokens(c.env, clientId, [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }]);
-  await revokeRefreshTokenFamily(c.get("db"), grant, now);
+  await revokeRefreshTokenFamily(c.get("db")(), grant, now);
 }
 
 /** POST /oauth/revoke: revokes `token` if it is one of `clientId`'s; anything else is left alone. */
@@ -38,7 +38,7 @@ export async function revokeToken(c: Context<AppEnv>, clientId: string, token: s
     if (claims) await revokeTokens(c.env, clientId, [{ jti: claims.jti, expiresAt: claims.expires * 1000 }]);
     return;
   }
-  const refresh = await findRefreshToken(c.get("db"), await refreshTokenHash(c.env, token));
+  const refresh = await findRefreshToken(c.get("db")(), await refreshTokenHash(c.env, token));
   if (refresh && refresh.clientId === clientId) await revokeGrant(c, clientId, refresh.family, now);
 }
 
@@ -73,7 +73,7 @@ export async function introspectToken(
       token_use: claims.kind,
     };
   }
-  const refresh = await findRefreshToken(c.get("db"), await refreshTokenHash(c.env, token));
+  const refresh = await findRefreshToken(c.get("db")(), await refreshTokenHash(c.env, token));
   if (!refresh || refresh.clientId !== clientId || refresh.revoked !== null || refresh.expires <= now) return inactive;
   if (!(await userMaySignIn(c, refresh.userId))) return inactive;
   // No token_type: RFC 7662 means the access token's type (RFC 6749 §5.1); token_use tells the kind.
@@ -110,5 +110,5 @@ async function ownAccessToken(
 }
 
 async function userMaySignIn(c: Context<AppEnv>, userId: number): Promise<boolean> {
-  return (await findUserRefusal(c.get("db"), userId)) === undefined;
+  return (await findUserRefusal(c.get("db")(), userId)) === undefined;
 }

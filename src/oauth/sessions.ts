@@ -66,7 +66,7 @@ export async function startSession(
   session: NewSession,
   now: number,
 ): Promise<boolean> {
-  const db = c.get("db");
+  const db = c.get("db")();
   const previous = await presentedSessionHash(c);
   await db.batch([
     insertSession(db, {
@@ -98,19 +98,19 @@ export async function startSession(
 export async function revokeStartingSession(c: Context<AppEnv>, clientId: string, idHash: string, now: number) {
   const expiresAt = (now + STARTING_SESSION_REVOCATION_SECONDS) * 1000;
   await revokeTokens(c.env, clientId, [{ grant: idHash, expiresAt }]);
-  await revokeSession(c.get("db"), idHash, now);
+  await revokeSession(c.get("db")(), idHash, now);
 }
 
 /** The user of the browser's session, when it presents one that is live and the user may sign in. */
 export async function presentedSessionUser(c: Context<AppEnv>, now: number): Promise<number | undefined> {
   const presented = await presentedSessionHash(c);
-  return presented === null ? undefined : findLiveSessionUser(c.get("db"), presented, now);
+  return presented === null ? undefined : findLiveSessionUser(c.get("db")(), presented, now);
 }
 
 /** Ends the browser's session, if it presents one, and removes its cookie. */
 export async function endPresentedSession(c: Context<AppEnv>, now: number): Promise<void> {
   const presented = await presentedSessionHash(c);
-  if (presented !== null) await revokeSession(c.get("db"), presented, now);
+  if (presented !== null) await revokeSession(c.get("db")(), presented, now);
   deleteCookie(c, SESSION_COOKIE, { path: "/", ...cookieSecurity(c) });
 }
 

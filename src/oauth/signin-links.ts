@@ -54,7 +54,7 @@ export async function requestSignInLink(
   request: LinkRequest,
   now: number,
 ): Promise<LinkRequestOutcome> {
-  const db = c.get("db");
+  const db = c.get("db")();
   const user = await findUserByEmail(db, request.email);
   const refusal = user && REFUSED_USER_STATUSES[user.status];
   if (refusal) return refusal === "blocked" ? "blocked" : "refused";
@@ -102,7 +102,7 @@ export type LinkState =
 export async function inspectSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<LinkState> {
   const found = await findUnexpiredLink(c, token, now);
   if (found.outcome !== "live") return found;
-  const live = await isLiveSigninRequest(c.get("db"), found.link.email, found.tokenHash, now);
+  const live = await isLiveSigninRequest(c.get("db")(), found.link.email, found.tokenHash, now);
   return live ? found : { outcome: "spent" };
 }
 
@@ -119,7 +119,7 @@ export async function useSignInLink(c: Context<AppEnv>, token: string, now: numb
   const found = await findUnexpiredLink(c, token, now);
   if (found.outcome !== "live") return found;
   const { link, tokenHash } = found;
-  const db = c.get("db");
+  const db = c.get("db")();
   if (!(await spendSigninRequest(db, link.email, tokenHash, now))) return { outcome: "spent" };
   const client = await findClient(db, link.clientId);
   if (!client) return { outcome: "invalid" };

@@ -60,7 +60,7 @@ export const webviewRoutes = new Hono<AppEnv>().get(
         return page(410, text.linkUsed);
     }
     const { record } = spent;
-    const db = c.get("db");
+    const db = c.get("db")();
     // The client and its redirect URI as they are now, and a user who may still sign in.
     const [target, refusal] = await Promise.all([findClient(db, record.clientId), findUserRefusal(db, record.userId)]);
     if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri) || refusal !== undefined) {

@@ -48,12 +48,12 @@ export const authorizationCodeGrant: Grant = async (request) => {
       throw invalidGrant("The code has already been used");
   }
   const { record } = spent;
-  const refusal = await findUserRefusal(c.get("db"), record.userId);
+  const refusal = await findUserRefusal(c.get("db")(), record.userId);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
   const tokens = await userTokensWithNewGrant(request, record.userId, { grant });
   // A replay racing this redemption may have revoked the grant before its refresh token existed.
   if (await rateLimiterFor(c.env, client.id).revoked({ jti: null, grant })) {
-    await revokeRefreshTokenFamily(c.get("db"), grant, now);
+    await revokeRefreshTokenFamily(c.get("db")(), grant, now);
     throw invalidGrant("The code has already been used");
   }
   return tokens;

@@ -59,7 +59,7 @@ export async function userTokensWithNewGrant(
   { grant = newRefreshTokenFamily(), writes = [], issuedTokenType }: UserTokenOptions = {},
 ): Promise<TokenResponse> {
   const { c, client, now } = request;
-  const db = c.get("db");
+  const db = c.get("db")();
   const refresh = await newRefreshToken(c.env, now);
   await db.batch([
     insertRefreshToken(db, {

@@ -63,7 +63,7 @@ async function redeemAssertion(request: GrantRequest) {
   }
   const userId = userIdOfSubject(sub);
   if (userId === null) throw invalidGrant("The assertion's sub must be a userId");
-  const db = c.get("db");
+  const db = c.get("db")();
   if (!(await isConnected(db, client.id, userId))) throw invalidGrant("The subject is not a user of this client");
   const refusal = await findUserRefusal(db, userId);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);

@@ -40,7 +40,7 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
       throw invalidGrant(`The user account is ${signIn.refusal}`);
   }
   const { user } = signIn;
-  const db = c.get("db");
+  const db = c.get("db")();
   const connected = await isConnected(db, client.id, user.id);
   if (!connected && !client.autoApprove) {
     throw invalidGrant("The user has not granted this client access");

@@ -14,7 +14,7 @@ import { type Grant, tokenResponse } from "./grant";
 export const refreshTokenGrant: Grant = async (request) => {
   const { c, client, params, now } = request;
   if (!params.refresh_token) throw invalidRequest("Parameter 'refresh_token' is missing");
-  const db = c.get("db");
+  const db = c.get("db")();
   const found = await findRefreshTokenForRotation(db, await refreshTokenHash(c.env, params.refresh_token));
   // The same answer for unknown tokens and for another client's: neither tells the caller more.
   if (!found || found.token.clientId !== client.id) throw invalidGrant("The refresh token is invalid");

@@ -42,7 +42,7 @@ export const tokenExchangeGrant: Grant = async (request) => {
   }
   if (subject.userId === null) throw invalidRequest("The subject token must be a user's access token");
   // The issuing client's merchant as stored now, as every API call is scoped.
-  const [issuer] = await findClientRights(c.get("db"), [subject.clientId]);
+  const [issuer] = await findClientRights(c.get("db")(), [subject.clientId]);
   if (!issuer || issuer.merchantId !== client.merchantId) {
     throw invalidRequest("The subject token was issued to a client of another merchant");
   }
@@ -50,7 +50,7 @@ export const tokenExchangeGrant: Grant = async (request) => {
   if (await rateLimiterFor(c.env, subject.clientId).revoked({ jti, grant })) {
     throw invalidRequest("The subject token has been revoked");
   }
-  const db = c.get("db");
+  const db = c.get("db")();
   const refusal = await findUserRefusal(db, subject.userId);
   if (refusal) throw invalidRequest(`The user account is ${refusal}`);
   // The user's consent to this client, as the password grant asks for it.
