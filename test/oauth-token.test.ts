@@ -154,6 +154,35 @@ describe("client authentication failures", () => {
     expect(res.status).toBe(200);
   });
 
+  it("skips the hash only for the exact secret that last verified, and forgets it when the secret changes", async () => {
+    const client = await createClient();
+    const status = async (secret: string) =>
+      (await token({ grant_type: "client_credentials" }, basicAuth(client.id, secret))).res.status;
+    expect(await status(client.secret)).toBe(200);
+    const last = client.secret.at(-1) === "a" ? "b" : "a";
+    for (const nearMiss of [
+      `${client.secret}x`,
+      client.secret.slice(0, -1),
+      `${client.secret.slice(0, -1)}${last}`,
+      client.secret + client.secret,
+      client.secret.toUpperCase(),
+      "",
+      webClient.secret,
+    ]) {
+      // Each near miss reloads the client and so forgets the verified secret: verify it again first.
+      expect(await status(client.secret)).toBe(200);
+      expect(await status(nearMiss), nearMiss).toBe(401);
+    }
+    expect(await status(client.secret)).toBe(200);
+    const secret = `rotated-${crypto.randomUUID()}`;
+    await importData({
+      clients: [{ id: client.id, secret, name: "Rotated", merchantId: 10, grantTypes: ["client_credentials"] }],
+    });
+    expect(await status(secret)).toBe(200);
+    expect(await status(client.secret)).toBe(401);
+    expect(await status(secret)).toBe(200);
+  });
+
   it("refuses a client whose IP allow-list does not hold the caller", async () => {
     const headers = basicAuth(fjordClient.id, fjordClient.secret);
     const refused = await token(

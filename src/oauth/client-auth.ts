@@ -9,7 +9,8 @@
  * time, as they do for the rate limiter's policy; a secret that fails against a cached record is
  * checked against D1 before it is refused, so a rotated secret works at once. Unknown ids are
  * never cached, so made-up ids cannot fill the cache. A cached id therefore answers faster than
- * an unknown one: that tells only whether a client id is in use, and client ids are public.
+ * an unknown one: that tells only whether a client id is in use, and client ids are public. The
+ * secret that last verified answers faster again: that tells its sender only what the answer says.
  */
 import type { Context } from "hono";
 import type { Database } from "../db/client";
@@ -19,10 +20,17 @@ import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import { decodeBase64Utf8 } from "../http/encoding";
 import { clientIp, ipAllowed } from "../http/ip";
+import { matchesSecret } from "../security/constant-time";
 import { verifySecret } from "../security/data-protection";
 
 const CLIENT_CACHE_TTL_MS = 60_000;
-const clientCache = new IsolateCache<ClientRecord>(CLIENT_CACHE_TTL_MS);
+/**
+ * A found client, and the last secret that verified against this very record: the same secret
+ * presented again is compared with it instead of being hashed again (README "The token
+ * endpoint's client cache"). It lives only in the isolate's memory, beside the key that hashes it.
+ */
+type CachedClient = { record: ClientRecord; verifiedSecret?: string };
+const clientCache = new IsolateCache<CachedClient>(CLIENT_CACHE_TTL_MS);
 
 type BodyCredentials = { client_id?: string | undefined; client_secret?: string | undefined };
 type Credentials = { id: string; secret: string; method: "basic" | "body" };
@@ -38,7 +46,7 @@ export async function authenticateClient(
 ): Promise<ClientRecord> {
   const authorization = c.req.header("Authorization");
   if (publicAllowed && body.client_id && body.client_secret === undefined && authorization === undefined) {
-    const client = clientCache.get(body.client_id) ?? (await loadClient(c.get("db")(), body.client_id));
+    const client = (clientCache.get(body.client_id) ?? (await loadClient(c.get("db")(), body.client_id)))?.record;
     if (!client?.publicClient) {
       throw clientAuthFailed("body", "Client authentication is required: HTTP Basic or client_id and client_secret");
     }
@@ -46,14 +54,18 @@ export async function authenticateClient(
   }
   const credentials = presentedCredentials(authorization, body);
   const cached = clientCache.get(credentials.id);
+  if (cached?.verifiedSecret !== undefined && matchesSecret(credentials.secret, cached.verifiedSecret)) {
+    return allowedFrom(c, cached.record);
+  }
   let client = cached ?? (await loadClient(c.get("db")(), credentials.id));
-  let valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
+  let valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.record.secretHash ?? "");
   if (cached && !valid) {
     client = await loadClient(c.get("db")(), credentials.id);
-    valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.secretHash ?? "");
+    valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.record.secretHash ?? "");
   }
   if (!client || !valid) throw clientAuthFailed(credentials.method, "Client authentication failed");
-  return allowedFrom(c, client);
+  client.verifiedSecret = credentials.secret;
+  return allowedFrom(c, client.record);
 }
 
 function allowedFrom(c: Context<AppEnv>, client: ClientRecord): ClientRecord {
@@ -63,8 +75,9 @@ function allowedFrom(c: Context<AppEnv>, client: ClientRecord): ClientRecord {
   return client;
 }
 
-async function loadClient(db: Database, id: string): Promise<ClientRecord | undefined> {
-  const client = await findClient(db, id);
+async function loadClient(db: Database, id: string): Promise<CachedClient | undefined> {
+  const record = await findClient(db, id);
+  const client = record && { record };
   clientCache.set(id, client);
   return client;
 }
