@@ -102,6 +102,36 @@ describe("GET /api/2/version", () => {
   });
 });
 
+describe("status and version, made once a second (http/container.ts respondSameForSecond)", () => {
+  const nowSeconds = () => Math.floor(Date.now() / 1000);
+  const currentTime = async (path: string) => (await container(await call(path))).data.currentTime as string;
+
+  it.each(["/api/2/status", "/api/2/version"])(
+    "%s shows the current second, and the next one after it",
+    async (path) => {
+      const before = nowSeconds();
+      const first = await currentTime(path);
+      expect([before, before + 1].map(formatDatetime)).toContain(first);
+      await new Promise((resolve) => setTimeout(resolve, 1_050 - (Date.now() % 1_000)));
+      const later = nowSeconds();
+      const second = await currentTime(path);
+      expect(second).not.toBe(first);
+      expect([later, later + 1].map(formatDatetime)).toContain(second);
+    },
+  );
+
+  it("keeps each route's own answer, and JSONP and signed requests out of it", async () => {
+    expect((await container(await call("/api/2/status"))).object).toBe("Status");
+    expect((await container(await call("/api/2/version"))).object).toBe("Version");
+    const jsonp = await call("/api/2/status.jsonp?callback=shown");
+    expect(await jsonp.text()).toMatch(/^\/\*\*\/shown\(\{"name"/);
+    expect((await call("/api/2/status?signed=1")).status).toBe(400);
+    const json = await call("/api/2/status");
+    expect(json.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    expect((await container(json)).object).toBe("Status");
+  });
+});
+
 describe("JSONP", () => {
   it("wraps the container in the default callback, served as JavaScript", async () => {
     const res = await call("/api/2/version.jsonp");

@@ -1,7 +1,7 @@
 /** GET /api/2/status: platform status, no token. */
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
-import { describeRoute, respond } from "../http/container";
+import { describeRoute, type HeldForSecond, respondSameForSecond } from "../http/container";
 import { SUPPORTED_GRANT_TYPES } from "../oauth/routes";
 import { statusSchema } from "../schemas/responses/service";
 import { versionObject } from "./version";
@@ -13,17 +13,19 @@ import { versionObject } from "./version";
  */
 const SUPPORTED_FLOWS = ["redirect", "native", "webview"];
 
+const held: HeldForSecond = { second: -1, text: "" };
+
 export const statusRoutes = new Hono<AppEnv>().get(
   "/status",
   describeRoute({ name: "Get status", controller: "api/status#show", success: { data: statusSchema } }),
   (c) =>
-    respond(c, {
+    respondSameForSecond(c, held, (now) => ({
       object: "Status",
       data: {
         oauth: { flows: SUPPORTED_FLOWS.join("|"), grantTypes: SUPPORTED_GRANT_TYPES.join("|") },
-        ...versionObject(),
+        ...versionObject(now),
         block: false,
         platform: "up",
       },
-    }),
+    })),
 );

@@ -9,6 +9,7 @@ import type { RateLimitFigures } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
 import type { ApiError, ErrorBody } from "../errors";
 import { containerSchema } from "../schemas/responses/container";
+import { nowInSeconds } from "./datetime";
 import { documented, type Parameter } from "./openapi";
 import { signData } from "./signing";
 
@@ -99,19 +100,35 @@ export function describeRoute(route: RouteDescription) {
 
 /** The container with `payload`; signed (asynchronously) when the request asked for it (http/signing.ts). */
 export function respond(c: Context<AppEnv>, payload: Payload, status = 200): Response | Promise<Response> {
-  const container = build(c, status, {
-    object: payload.object,
-    type: payload.type ?? "element",
-    meta: payload.meta ?? null,
-    params: payload.params ?? { options: {}, where: {} },
-    error: null,
-    data: payload.data,
-  });
+  const container = build(c, status, rendered(payload));
   const key = c.get("signing")?.key;
   if (key) {
     return signData(key, dataJson(payload.data)).then((signed) => serialize(c, status, { ...container, ...signed }));
   }
   return serialize(c, status, container);
+}
+
+/** A container's text for one second: see `respondSameForSecond`. */
+export type HeldForSecond = { second: number; text: string };
+
+/**
+ * For a route whose answer is the same for every caller within a second (status and version: the
+ * current time is all that changes), the container's JSON text is made once a second per isolate
+ * and kept in the route's `held`. Only plain JSON without a token is kept: JSONP carries the
+ * caller's callback, and a signed answer is the caller's own; those are rendered by `respond`.
+ */
+export function respondSameForSecond(
+  c: Context<AppEnv>,
+  held: HeldForSecond,
+  payload: (now: number) => Payload,
+): Response | Promise<Response> {
+  const now = nowInSeconds();
+  if (c.get("format")?.kind !== "json" || c.get("signing") || c.get("rateLimit")) return respond(c, payload(now));
+  if (held.second !== now) {
+    held.text = containerJson(build(c, 200, rendered(payload(now))));
+    held.second = now;
+  }
+  return new Response(held.text, { status: 200, headers: containerHeaders(c, JSON_CONTENT_TYPE) });
 }
 
 export function respondError(c: Context<AppEnv>, err: ApiError): Response {
@@ -140,6 +157,17 @@ type Rendered = {
   data: unknown;
 };
 
+function rendered(payload: Payload): Rendered {
+  return {
+    object: payload.object,
+    type: payload.type ?? "element",
+    meta: payload.meta ?? null,
+    params: payload.params ?? { options: {}, where: {} },
+    error: null,
+    data: payload.data,
+  };
+}
+
 function build(c: Context<AppEnv>, status: number, body: Rendered): Record<string, unknown> {
   const route = c.get("route");
   const figures = c.get("rateLimit");
@@ -165,27 +193,34 @@ function build(c: Context<AppEnv>, status: number, body: Rendered): Record<strin
   };
 }
 
+const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
 function serialize(c: Context<AppEnv>, status: number, container: Record<string, unknown>): Response {
-  const figures = c.get("rateLimit");
-  const headers = new Headers({ "Cache-Control": "no-store" });
-  if (figures) {
-    headers.set("X-RateLimit-Limit", String(figures.limit));
-    headers.set("X-RateLimit-Remaining", String(figures.remaining));
-    headers.set("X-RateLimit-Reset", String(figures.reset));
-  }
   const format = c.get("format");
   if (format?.kind === "jsonp") {
     // The comment prefix defeats content-sniffing attacks that abuse a reflected callback name;
     // U+2028 and U+2029 are line terminators in scripts before ES2019, so they travel escaped.
     // The status is the real one here; selectFormat serves JSONP as 200 on the way out.
-    headers.set("Content-Type", "application/javascript; charset=utf-8");
     const json = containerJson(container)
       .replace(/\u2028/g, "\\u2028")
       .replace(/\u2029/g, "\\u2029");
-    return new Response(`/**/${format.callback}(${json});`, { status, headers });
+    return new Response(`/**/${format.callback}(${json});`, {
+      status,
+      headers: containerHeaders(c, "application/javascript; charset=utf-8"),
+    });
   }
-  headers.set("Content-Type", "application/json; charset=utf-8");
-  return new Response(containerJson(container), { status, headers });
+  return new Response(containerJson(container), { status, headers: containerHeaders(c, JSON_CONTENT_TYPE) });
+}
+
+function containerHeaders(c: Context<AppEnv>, contentType: string): Headers {
+  const headers = new Headers({ "Cache-Control": "no-store", "Content-Type": contentType });
+  const figures = c.get("rateLimit");
+  if (figures) {
+    headers.set("X-RateLimit-Limit", String(figures.limit));
+    headers.set("X-RateLimit-Remaining", String(figures.remaining));
+    headers.set("X-RateLimit-Reset", String(figures.reset));
+  }
+  return headers;
 }
 
 function containerJson(container: Record<string, unknown>): string {
