@@ -2,7 +2,8 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
-import { BASE, bearer, call, serverToken } from "./helpers/http";
+import { BASE, basicAuth, bearer, call, postForm, serverToken, webClient } from "./helpers/http";
+import { createUser } from "./helpers/seed";
 
 const TIMING =
   /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read(?:, (\d+) without a row count)?", do;dur=([\d.]+);desc="(\d+) calls?", total;dur=([\d.]+)$/;
@@ -26,6 +27,29 @@ describe("Server-Timing (development and staging only)", () => {
     const refused = await call("/api/2/users", { headers: bearer("not-a-token") });
     expect(refused.status).toBe(401);
     expect(refused.headers.get("Server-Timing")).toMatch(TIMING);
+  });
+
+  it("counts every Durable Object call a request waits on, not only the rate limiter's", async () => {
+    const doCalls = (res: Response) => Number(TIMING.exec(res.headers.get("Server-Timing") ?? "")?.[5]);
+    const user = await createUser(990_001);
+    const signIn = (password: string) =>
+      postForm(
+        "/oauth/token",
+        { grant_type: "password", username: user.email, password, redirect_uri: webClient.redirectUris[0]! },
+        basicAuth(webClient.id, webClient.secret),
+      );
+    // The sign-in throttle: the attempt begun, then, for a right password, taken back.
+    const wrong = await signIn("not the passphrase");
+    expect(wrong.status).toBe(400);
+    expect(doCalls(wrong)).toBe(1);
+    const right = await signIn(user.password);
+    expect(right.status).toBe(200);
+    expect(doCalls(right)).toBe(2);
+    const { access_token: token } = (await right.json()) as { access_token: string };
+    // A revocation is listed at the client's Durable Object.
+    const revoked = await postForm("/oauth/revoke", { token }, basicAuth(webClient.id, webClient.secret));
+    expect(revoked.status).toBe(200);
+    expect(doCalls(revoked)).toBe(1);
   });
 
   it.each([

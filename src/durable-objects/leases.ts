@@ -10,7 +10,7 @@
  * either finds a usable lease or asks the Durable Object itself.
  */
 import type { Context } from "hono";
-import type { AppEnv, Bindings } from "../env";
+import type { AppEnv } from "../env";
 import { ipAllowed } from "../http/ip";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 import {
@@ -92,13 +92,11 @@ export async function admitCall(
   const started = performance.now();
   let admission: Admission;
   try {
-    admission = await timedCall(c, async (): Promise<Admission> =>
-      rateLimiterFor(c.env, clientId).admit(clientId, ip, endpoint, token, {
-        want,
-        revocationsSince: state.seq,
-        release: spent ? { id: spent.id, used: spent.used } : null,
-      }),
-    );
+    admission = await rateLimiterFor(c.env, clientId, c.get("timing")).admit(clientId, ip, endpoint, token, {
+      want,
+      revocationsSince: state.seq,
+      release: spent ? { id: spent.id, used: spent.used } : null,
+    });
   } catch (error) {
     if (spent) release(c, clientId, spent);
     throw error;
@@ -160,8 +158,8 @@ function release(c: Context<AppEnv>, clientId: string, lease: HeldLease): void {
  * Revokes access tokens at their client's RateLimiter, and in this isolate's copy at once; other
  * isolates learn of it within a lease (LEASE_MS).
  */
-export async function revokeTokens(env: Bindings, clientId: string, revocations: Revocation[]): Promise<void> {
-  await rateLimiterFor(env, clientId).revoke(revocations);
+export async function revokeTokens(c: Context<AppEnv>, clientId: string, revocations: Revocation[]): Promise<void> {
+  await rateLimiterFor(c.env, clientId, c.get("timing")).revoke(revocations);
   const state = stateOf(clientId);
   for (const revocation of revocations) remember(state, revocationId(revocation), revocation.expiresAt);
 }
@@ -253,19 +251,6 @@ function renewInBackground(c: Context<AppEnv>, clientId: string, state: ClientSt
 
 function logFailure(what: "renewal" | "release", error: unknown): void {
   console.error(`rate limiter lease ${what} failed:`, error instanceof Error ? error.message : String(error));
-}
-
-async function timedCall<T>(c: Context<AppEnv>, call: () => Promise<T>): Promise<T> {
-  const timing = c.get("timing");
-  const started = performance.now();
-  try {
-    return await call();
-  } finally {
-    if (timing) {
-      timing.durableObjectMs += performance.now() - started;
-      timing.durableObjectCalls += 1;
-    }
-  }
 }
 
 /**

@@ -19,7 +19,7 @@ import { DurableObject } from "cloudflare:workers";
 import { openDatabase } from "../db/client";
 import { findClientPolicy } from "../db/queries/clients";
 import type { RateLimitSetting } from "../db/schema";
-import type { Bindings } from "../env";
+import type { Bindings, RequestTiming } from "../env";
 import { ipAllowed } from "../http/ip";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 
@@ -54,9 +54,34 @@ const REDEMPTION_KEPT_AFTER_EXPIRY_MS = 60_000;
 /** Expiry is checked in code; the alarm only reclaims space, so it need not run more often. */
 const MIN_ALARM_INTERVAL_MS = 60_000;
 
-/** The client's RateLimiter. */
-export function rateLimiterFor(env: Bindings, clientId: string) {
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(clientId));
+/**
+ * The client's RateLimiter. Given the request's `timing` (outside production), each call made
+ * through it is timed into Server-Timing's `do`: pass it for the calls the request waits on, never
+ * for those left running in the background after the answer.
+ */
+export function rateLimiterFor(env: Bindings, clientId: string, timing?: RequestTiming) {
+  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(clientId));
+  return timing ? timedCalls(stub, timing) : stub;
+}
+
+/** The stub, its methods' calls each timed and counted into `timing`. */
+function timedCalls<Stub extends object>(stub: Stub, timing: RequestTiming): Stub {
+  return new Proxy(stub, {
+    get(target, name) {
+      const member: unknown = Reflect.get(target, name);
+      // `then` stays as it is: a stub must not turn into a thenable.
+      if (typeof member !== "function" || name === "then") return member;
+      return async (...args: unknown[]) => {
+        const started = performance.now();
+        try {
+          return await Reflect.apply(member, target, args);
+        } finally {
+          timing.durableObjectMs += performance.now() - started;
+          timing.durableObjectCalls += 1;
+        }
+      };
+    },
+  });
 }
 
 /** What the container's `request` object and the X-RateLimit-* headers report. */

@@ -10,7 +10,7 @@
 import { base64url } from "jose";
 import * as z from "zod/mini";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
-import type { Bindings } from "../env";
+import type { Bindings, RequestTiming } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
 import { readRecord } from "./records";
@@ -87,6 +87,8 @@ export async function spendExchangeCode(
     challengeRequired?: boolean;
   },
   grant: string,
+  /** The request's Server-Timing figures, outside production. */
+  timing?: RequestTiming,
 ): Promise<SpentCode> {
   const { key, record } = await findExchangeCode(env, code);
   if (!record || record.type !== want.type || (want.clientId !== undefined && record.clientId !== want.clientId)) {
@@ -98,7 +100,7 @@ export async function spendExchangeCode(
   if (want.challengeRequired && record.codeChallenge === undefined) return { outcome: "verifier_mismatch" };
   if (!(await meetsChallenge(record.codeChallenge, want.codeVerifier))) return { outcome: "verifier_mismatch" };
   // The RateLimiter judges expiry after replay, so a replayed code is told as such, not as expired.
-  const redemption = await rateLimiterFor(env, record.clientId).redeemOnce(key, record.expiresAt, grant);
+  const redemption = await rateLimiterFor(env, record.clientId, timing).redeemOnce(key, record.expiresAt, grant);
   switch (redemption.outcome) {
     case "redeemed":
       return { outcome: "spent", record };

@@ -137,7 +137,10 @@ export const authorizeRoutes = new Hono<AppEnv>()
         // Anyone may fill in this form: mail per address is held to one per 10 s, and per network
         // address to LINKS_PER_IP per 15 minutes for each client, so the page cannot be a mail cannon.
         const ip = clientIp(c.req.raw) ?? "unknown";
-        const allowed = await rateLimiterFor(c.env, flow.request.client.id).beginSignIn(`link-ip:${ip}`, LINKS_PER_IP);
+        const allowed = await rateLimiterFor(c.env, flow.request.client.id, c.get("timing")).beginSignIn(
+          `link-ip:${ip}`,
+          LINKS_PER_IP,
+        );
         if (!allowed.allowed) {
           return signInPage(flow, 429, { alert: text.throttled, email }, { "Retry-After": String(allowed.retryAfter) });
         }

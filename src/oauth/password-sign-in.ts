@@ -29,7 +29,7 @@ export async function signInWithPassword(
   password: string,
 ): Promise<PasswordSignIn> {
   const user = await findUserByEmail(c.get("db")(), email);
-  const limiter = rateLimiterFor(c.env, clientId);
+  const limiter = rateLimiterFor(c.env, clientId, c.get("timing"));
   const account = user ? `user:${user.id}` : await unknownAccountKey(email);
   const attempt = await limiter.beginSignIn(account);
   if (!attempt.allowed) return { outcome: "throttled", retryAfter: attempt.retryAfter };

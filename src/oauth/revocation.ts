@@ -27,7 +27,7 @@ import { type AccessTokenClaims, verifyAccessToken } from "./tokens";
 export async function revokeGrant(c: Context<AppEnv>, clientId: string, grant: string, now: number): Promise<void> {
   // The Durable Object first: a redemption that inserts the grant's refresh token after this
   // revocation's D1 update then finds the grant revoked there (grants/authorization-code.ts).
-  await revokeTokens(c.env, clientId, [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }]);
+  await revokeTokens(c, clientId, [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }]);
   await revokeRefreshTokenFamily(c.get("db")(), grant, now);
 }
 
@@ -35,7 +35,7 @@ export async function revokeGrant(c: Context<AppEnv>, clientId: string, grant: s
 export async function revokeToken(c: Context<AppEnv>, clientId: string, token: string, now: number): Promise<void> {
   if (looksLikeJwt(token)) {
     const claims = await ownAccessToken(c, clientId, token);
-    if (claims) await revokeTokens(c.env, clientId, [{ jti: claims.jti, expiresAt: claims.expires * 1000 }]);
+    if (claims) await revokeTokens(c, clientId, [{ jti: claims.jti, expiresAt: claims.expires * 1000 }]);
     return;
   }
   const refresh = await findRefreshToken(c.get("db")(), await refreshTokenHash(c.env, token));
@@ -57,7 +57,7 @@ export async function introspectToken(
     const claims = await ownAccessToken(c, clientId, token);
     if (!claims) return inactive;
     const { jti, grant } = claims;
-    if (await rateLimiterFor(c.env, clientId).revoked({ jti, grant })) return inactive;
+    if (await rateLimiterFor(c.env, clientId, c.get("timing")).revoked({ jti, grant })) return inactive;
     if (claims.userId !== null && !(await userMaySignIn(c, claims.userId))) return inactive;
     return {
       active: true,

@@ -79,7 +79,10 @@ export async function startSession(
     ...(previous === null ? [] : [revokeSession(db, previous, now)]),
     ...(session.writes ?? []),
   ]);
-  if (session.replayable && (await rateLimiterFor(c.env, session.clientId).revoked({ jti: null, grant: idHash }))) {
+  if (
+    session.replayable &&
+    (await rateLimiterFor(c.env, session.clientId, c.get("timing")).revoked({ jti: null, grant: idHash }))
+  ) {
     await revokeSession(db, idHash, now);
     return false;
   }
@@ -97,7 +100,7 @@ export async function startSession(
 /** Ends a session that a replay found started (or about to be), wherever it is in starting. */
 export async function revokeStartingSession(c: Context<AppEnv>, clientId: string, idHash: string, now: number) {
   const expiresAt = (now + STARTING_SESSION_REVOCATION_SECONDS) * 1000;
-  await revokeTokens(c.env, clientId, [{ grant: idHash, expiresAt }]);
+  await revokeTokens(c, clientId, [{ grant: idHash, expiresAt }]);
   await revokeSession(c.get("db")(), idHash, now);
 }
 

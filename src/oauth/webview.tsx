@@ -47,7 +47,7 @@ export const webviewRoutes = new Hono<AppEnv>().get(
     if (codes.length !== 1 || !code || code.length > MAX_CODE_LENGTH) return page(400, text.linkInvalid);
     const now = nowInSeconds();
     const session = await newSessionId(c.env);
-    const spent = await spendExchangeCode(c.env, code, { type: "session" }, session.idHash);
+    const spent = await spendExchangeCode(c.env, code, { type: "session" }, session.idHash, c.get("timing"));
     switch (spent.outcome) {
       case "invalid":
       case "redirect_mismatch":

@@ -32,6 +32,7 @@ export const authorizationCodeGrant: Grant = async (request) => {
       challengeRequired: client.publicClient,
     },
     grant,
+    c.get("timing"),
   );
   switch (spent.outcome) {
     // Unknown, a webview code, or another client's: the same answer, which tells nothing more.
@@ -52,7 +53,7 @@ export const authorizationCodeGrant: Grant = async (request) => {
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
   const tokens = await userTokensWithNewGrant(request, record.userId, { grant });
   // A replay racing this redemption may have revoked the grant before its refresh token existed.
-  if (await rateLimiterFor(c.env, client.id).revoked({ jti: null, grant })) {
+  if (await rateLimiterFor(c.env, client.id, c.get("timing")).revoked({ jti: null, grant })) {
     await revokeRefreshTokenFamily(c.get("db")(), grant, now);
     throw invalidGrant("The code has already been used");
   }

@@ -67,7 +67,7 @@ async function redeemAssertion(request: GrantRequest) {
   if (!(await isConnected(db, client.id, userId))) throw invalidGrant("The subject is not a user of this client");
   const refusal = await findUserRefusal(db, userId);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
-  const redemption = await rateLimiterFor(c.env, client.id).redeemOnce(`jti:${jti}`, exp! * 1000);
+  const redemption = await rateLimiterFor(c.env, client.id, c.get("timing")).redeemOnce(`jti:${jti}`, exp! * 1000);
   if (redemption.outcome === "expired") throw invalidGrant("The assertion has expired");
   if (redemption.outcome === "replayed") throw invalidGrant("The assertion has already been used");
   return tokenResponse(request, { kind: "user", userId }, { user_id: String(userId), is_admin: false });

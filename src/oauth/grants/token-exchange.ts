@@ -47,7 +47,7 @@ export const tokenExchangeGrant: Grant = async (request) => {
     throw invalidRequest("The subject token was issued to a client of another merchant");
   }
   const { jti, grant } = subject;
-  if (await rateLimiterFor(c.env, subject.clientId).revoked({ jti, grant })) {
+  if (await rateLimiterFor(c.env, subject.clientId, c.get("timing")).revoked({ jti, grant })) {
     throw invalidRequest("The subject token has been revoked");
   }
   const db = c.get("db")();
