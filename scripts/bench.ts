@@ -31,6 +31,7 @@ import {
   printTable,
   seed,
   startRuntime,
+  workerdCpuReader,
   workerUrl,
 } from "./lib/bench-runtime";
 import { generateDataProtectionKey, generateSigningKeys } from "./lib/keys";
@@ -55,8 +56,16 @@ const SEARCHED_USER = 500;
 /** The last bookmark the twin returned: sent back, it makes a read skip the isolate's read cache. */
 let lastBookmark: string | null = null;
 
-type Result = { requestsPerSecond: number; p50: number; p99: number; non2xx: number };
-type Comparison = { service: Result; baseline: Result; ratio: number };
+/** The workerd process's CPU so far (µs), where /proc has it; set once the runtime runs. */
+let workerdCpu: (() => number) | null = null;
+
+/** `cpuPerRequest`: workerd's CPU over the run divided by the requests answered, in µs (null without /proc). */
+type Result = { requestsPerSecond: number; p50: number; p99: number; non2xx: number; cpuPerRequest: number | null };
+/**
+ * `ratio` of requests a second and `cpuRatio` of workerd CPU a request (the baseline's over the
+ * service's), each the rounds' median.
+ */
+type Comparison = { service: Result; baseline: Result; ratio: number; cpuRatio: number | null };
 type Target = { name: string; url: string; serverToken: string; userToken?: string };
 
 const work = await mkdtemp(join(tmpdir(), "acapi-bench-"));
@@ -74,6 +83,7 @@ try {
     [{ name: "baseline", scriptPath: baselineScript, bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS } }],
     "production",
   );
+  workerdCpu = workerdCpuReader();
   await seed(runtime, secrets.DATA_PROTECTION_KEY, [
     { ...demo.clients[0]!, ...BENCH_CLIENT, name: "Benchmark", rateLimit: { limit: 10_000_000, windowSeconds: 3600 } },
   ]);
@@ -97,7 +107,7 @@ try {
   const rows: string[][] = [];
   for (const route of routes(refreshTokens)) {
     if (route.before) await route.before(service);
-    const { service: s, baseline: b, ratio } = await compare(service, baseline, route);
+    const { service: s, baseline: b, ratio, cpuRatio } = await compare(service, baseline, route);
     const share = route.authenticated ? await durableObjectShare(twin, route) : "";
     rows.push([
       route.label,
@@ -106,12 +116,23 @@ try {
       fmt(b.requestsPerSecond),
       `${b.p50} / ${b.p99}`,
       ratio.toFixed(2),
+      cpuColumn(s, b, cpuRatio),
       share,
       s.non2xx + b.non2xx > 0 ? `non-2xx: ${s.non2xx}/${b.non2xx}` : "",
     ]);
   }
   printTable(
-    ["route", "service req/s", "p50/p99 ms", "baseline req/s", "p50/p99 ms", "ratio", "waited on the DO", ""],
+    [
+      "route",
+      "service req/s",
+      "p50/p99 ms",
+      "baseline req/s",
+      "p50/p99 ms",
+      "ratio",
+      "CPU ratio (µs a request)",
+      "waited on the DO",
+      "",
+    ],
     rows,
   );
 
@@ -128,7 +149,7 @@ try {
     );
     for (const route of userRoutes()) {
       const server = await serverTiming(twin, route);
-      const { service: s, baseline: b, ratio } = await compare(service, baseline, route);
+      const { service: s, baseline: b, ratio, cpuRatio } = await compare(service, baseline, route);
       // The same load with a bookmark: every request reads D1, none the isolate's read cache.
       const bookmarked = {
         ...route,
@@ -142,6 +163,7 @@ try {
         fmt(s.requestsPerSecond),
         `${s.p50} / ${s.p99}`,
         ratio.toFixed(2),
+        cpuColumn(s, b, cpuRatio),
         `${fmt(fromD1.requestsPerSecond)} (${(fromD1.requestsPerSecond / b.requestsPerSecond).toFixed(2)})`,
         server.p50.toFixed(2),
         server.rowsRead,
@@ -158,6 +180,7 @@ try {
       "service req/s",
       "p50/p99 ms",
       "ratio",
+      "CPU ratio (µs a request)",
       "req/s from D1 (ratio)",
       "p50 alone ms",
       "D1 rows read/request",
@@ -424,15 +447,18 @@ async function compare(service: Target, baseline: Target, route: Route): Promise
     p50: median(results.map((r) => r.p50)),
     p99: median(results.map((r) => r.p99)),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+    cpuPerRequest: workerdCpu && median(results.map((r) => r.cpuPerRequest!)),
   });
   return {
     service: summary(rounds.map(([s]) => s)),
     baseline: summary(rounds.map(([, b]) => b)),
     ratio: median(rounds.map(([s, b]) => s.requestsPerSecond / b.requestsPerSecond)),
+    cpuRatio: workerdCpu && median(rounds.map(([s, b]) => b.cpuPerRequest! / s.cpuPerRequest!)),
   };
 }
 
 async function load(target: Target, route: Route, seconds: number): Promise<Result> {
+  const cpuBefore = workerdCpu?.();
   const result = await autocannon({
     url: `${target.url}${route.path}`,
     method: route.method,
@@ -447,7 +473,14 @@ async function load(target: Target, route: Route, seconds: number): Promise<Resu
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
+    cpuPerRequest: cpuBefore === undefined ? null : (workerdCpu!() - cpuBefore) / result.requests.total,
   };
+}
+
+/** The CPU ratio with each worker's µs a request (service / baseline), or "-" without /proc. */
+function cpuColumn(service: Result, baseline: Result, cpuRatio: number | null): string {
+  if (cpuRatio === null) return "-";
+  return `${cpuRatio.toFixed(2)} (${service.cpuPerRequest!.toFixed(0)} / ${baseline.cpuPerRequest!.toFixed(0)})`;
 }
 
 function median(values: number[]): number {

@@ -5,6 +5,7 @@
  * carry Server-Timing; or production, with a development twin), each worker on its own socket;
  * the migrations and the demo data; imports through the same builder as `npm run db:import`.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { drizzle } from "drizzle-orm/d1";
@@ -91,6 +92,32 @@ export async function startRuntime(
   );
   await runtime.ready;
   return runtime;
+}
+
+/** Linux's USER_HZ: /proc counts CPU time in these ticks. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * A reader of the CPU time (user and system, in microseconds) the workerd process started by this
+ * one has used so far, from /proc; null where there is no /proc (not Linux) or no such child. One
+ * workerd runs every worker of the runtime, so the CPU of a span in which only one worker is loaded
+ * is that worker's, with the HTTP server, its Durable Objects and Miniflare's D1 simulator.
+ */
+export function workerdCpuReader(): (() => number) | null {
+  try {
+    const children = readdirSync("/proc/self/task").flatMap((task) =>
+      readFileSync(`/proc/self/task/${task}/children`, "utf8").split(" ").filter(Boolean),
+    );
+    const pid = children.find((child) => readFileSync(`/proc/${child}/comm`, "utf8").trim() === "workerd");
+    if (pid === undefined) return null;
+    return () => {
+      // The fields after the command's closing parenthesis start at the third; utime and stime are the 14th and 15th.
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
+    };
+  } catch {
+    return null;
+  }
 }
 
 /** The worker's own socket, without a trailing slash. */
