@@ -2,7 +2,8 @@
  * npm run bench: loads the service and a bare baseline worker (bench/baseline.ts) side by side in
  * one local workerd through Miniflare, each on its own socket (no `wrangler dev` proxy or router in
  * front), with the real local D1, KV and Durable Object bindings built from wrangler.toml, and
- * prints requests/s, p50/p99 latency and the service-to-baseline ratio for its routes (the refresh
+ * prints requests/s, p50/p99 latency, the service-to-baseline ratio and the CPU ratio (workerd's
+ * CPU a request, from /proc) for its routes (the refresh
  * grant rotating a chain of refresh tokens per connection, and an authenticated call once
  * REVOCATIONS access tokens of the client have been revoked); then loads
  * user searches on 1,000 and on 100,000 generated users (imported outside the timed part), as
@@ -129,7 +130,7 @@ try {
       "baseline req/s",
       "p50/p99 ms",
       "ratio",
-      "CPU ratio (µs a request)",
+      "CPU ratio (µs a request, medians)",
       "waited on the DO",
       "",
     ],
@@ -180,7 +181,7 @@ try {
       "service req/s",
       "p50/p99 ms",
       "ratio",
-      "CPU ratio (µs a request)",
+      "CPU ratio (µs a request, medians)",
       "req/s from D1 (ratio)",
       "p50 alone ms",
       "D1 rows read/request",
@@ -447,13 +448,15 @@ async function compare(service: Target, baseline: Target, route: Route): Promise
     p50: median(results.map((r) => r.p50)),
     p99: median(results.map((r) => r.p99)),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
-    cpuPerRequest: workerdCpu && median(results.map((r) => r.cpuPerRequest!)),
+    cpuPerRequest: results.some((r) => r.cpuPerRequest === null) ? null : median(results.map((r) => r.cpuPerRequest!)),
   });
   return {
     service: summary(rounds.map(([s]) => s)),
     baseline: summary(rounds.map(([, b]) => b)),
     ratio: median(rounds.map(([s, b]) => s.requestsPerSecond / b.requestsPerSecond)),
-    cpuRatio: workerdCpu && median(rounds.map(([s, b]) => b.cpuPerRequest! / s.cpuPerRequest!)),
+    cpuRatio: rounds.some(([s, b]) => s.cpuPerRequest === null || b.cpuPerRequest === null)
+      ? null
+      : median(rounds.map(([s, b]) => b.cpuPerRequest! / s.cpuPerRequest!)),
   };
 }
 
@@ -473,13 +476,20 @@ async function load(target: Target, route: Route, seconds: number): Promise<Resu
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
-    cpuPerRequest: cpuBefore === undefined ? null : (workerdCpu!() - cpuBefore) / result.requests.total,
+    cpuPerRequest:
+      cpuBefore === undefined || result.requests.total === 0
+        ? null
+        : (workerdCpu!() - cpuBefore) / result.requests.total,
   };
 }
 
-/** The CPU ratio with each worker's µs a request (service / baseline), or "-" without /proc. */
+/**
+ * The CPU ratio (the rounds' median) with each worker's µs a request beside it (service /
+ * baseline, each its own median over the rounds, so they need not divide to the ratio exactly);
+ * "-" without /proc.
+ */
 function cpuColumn(service: Result, baseline: Result, cpuRatio: number | null): string {
-  if (cpuRatio === null) return "-";
+  if (cpuRatio === null || service.cpuPerRequest === null || baseline.cpuPerRequest === null) return "-";
   return `${cpuRatio.toFixed(2)} (${service.cpuPerRequest!.toFixed(0)} / ${baseline.cpuPerRequest!.toFixed(0)})`;
 }
 

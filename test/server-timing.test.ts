@@ -29,7 +29,7 @@ describe("Server-Timing (development and staging only)", () => {
     expect(refused.headers.get("Server-Timing")).toMatch(TIMING);
   });
 
-  it("counts every Durable Object call a request waits on, not only the rate limiter's", async () => {
+  it("counts every Durable Object call a request waits on, not only the admission", async () => {
     const doCalls = (res: Response) => Number(TIMING.exec(res.headers.get("Server-Timing") ?? "")?.[5]);
     const user = await createUser(990_001);
     const signIn = (password: string) =>

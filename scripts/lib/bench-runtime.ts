@@ -112,7 +112,8 @@ export function workerdCpuReader(): (() => number) | null {
     if (pid === undefined) return null;
     return () => {
       // The fields after the command's closing parenthesis start at the third; utime and stime are the 14th and 15th.
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
       return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
     };
   } catch {

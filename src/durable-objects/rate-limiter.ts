@@ -64,13 +64,17 @@ export function rateLimiterFor(env: Bindings, clientId: string, timing?: Request
   return timing ? timedCalls(stub, timing) : stub;
 }
 
-/** The stub, its methods' calls each timed and counted into `timing`. */
+/**
+ * The stub, its methods' calls each timed and counted into `timing`. A timed call returns a plain
+ * promise, so it cannot be pipelined (nothing here pipelines RPC calls).
+ */
 function timedCalls<Stub extends object>(stub: Stub, timing: RequestTiming): Stub {
   return new Proxy(stub, {
     get(target, name) {
       const member: unknown = Reflect.get(target, name);
-      // `then` stays as it is: a stub must not turn into a thenable.
-      if (typeof member !== "function" || name === "then") return member;
+      // `then` stays as it is (a stub must not turn into a thenable), and so do symbol-keyed
+      // members such as Symbol.dispose, which are no calls to the object.
+      if (typeof member !== "function" || typeof name !== "string" || name === "then") return member;
       return async (...args: unknown[]) => {
         const started = performance.now();
         try {
