@@ -3,9 +3,9 @@
  * one local workerd through Miniflare, each on its own socket (no `wrangler dev` proxy or router in
  * front), with the real local D1, KV and Durable Object bindings built from wrangler.toml, and
  * prints requests/s, p50/p99 latency, the service-to-baseline ratio and the CPU ratio (workerd's
- * CPU a request, from /proc) for its routes (the refresh
- * grant rotating a chain of refresh tokens per connection, and an authenticated call once
- * REVOCATIONS access tokens of the client have been revoked); then loads
+ * CPU a request, from /proc) for its routes (the refresh grant rotating a chain of refresh tokens
+ * per connection, and an authenticated call once REVOCATIONS access tokens of the client have been
+ * revoked); then loads
  * user searches on 1,000 and on 100,000 generated users (imported outside the timed part), as
  * callers without a bookmark get them (mostly from the isolate's read cache) and with one (from
  * D1), reporting the D1 rows each request reads (from the twin's Server-Timing header); then the
@@ -490,7 +490,7 @@ async function load(target: Target, route: Route, seconds: number): Promise<Resu
  */
 function cpuColumn(service: Result, baseline: Result, cpuRatio: number | null): string {
   if (cpuRatio === null || service.cpuPerRequest === null || baseline.cpuPerRequest === null) return "-";
-  return `${cpuRatio.toFixed(2)} (${service.cpuPerRequest!.toFixed(0)} / ${baseline.cpuPerRequest!.toFixed(0)})`;
+  return `${cpuRatio.toFixed(2)} (${service.cpuPerRequest.toFixed(0)} / ${baseline.cpuPerRequest.toFixed(0)})`;
 }
 
 function median(values: number[]): number {

@@ -2,7 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
-import { BASE, basicAuth, bearer, call, postForm, serverToken, webClient } from "./helpers/http";
+import { appClient, BASE, basicAuth, bearer, call, postForm, serverToken, webClient } from "./helpers/http";
 import { createUser } from "./helpers/seed";
 
 const TIMING =
@@ -46,6 +46,18 @@ describe("Server-Timing (development and staging only)", () => {
     expect(right.status).toBe(200);
     expect(doCalls(right)).toBe(2);
     const { access_token: token } = (await right.json()) as { access_token: string };
+    // An exchange code redeemed: spent once at the Durable Object, then the grant checked there
+    // for a replay that raced it.
+    const exchanged = await postForm("/api/2/oauth/exchange", { clientId: appClient.id, type: "code" }, bearer(token));
+    expect(exchanged.status).toBe(200);
+    const { code } = ((await exchanged.json()) as { data: { code: string } }).data;
+    const redeemed = await postForm(
+      "/oauth/token",
+      { grant_type: "authorization_code", code, redirect_uri: appClient.defaultRedirectUri! },
+      basicAuth(appClient.id, appClient.secret),
+    );
+    expect(redeemed.status).toBe(200);
+    expect(doCalls(redeemed)).toBe(2);
     // A revocation is listed at the client's Durable Object.
     const revoked = await postForm("/oauth/revoke", { token }, basicAuth(webClient.id, webClient.secret));
     expect(revoked.status).toBe(200);
