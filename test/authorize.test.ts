@@ -272,6 +272,41 @@ describe("GET /oauth/authorize: single sign-on", () => {
     expect(redirectParameters(await browser.submit(consent, { action: "approve" })).params.get("code")).toBeTruthy();
   });
 
+  it("takes no approval posted to the login page of a client the browser has not signed in to", async () => {
+    const first = await webClient({ autoApprove: true });
+    // Another merchant's client, without single sign-on, that the user is not connected to.
+    const other = await webClient({ merchantId: 20 });
+    const user = await createUser(nextUser++, { clients: [] });
+    const browser = new Browser();
+    redirectParameters(await logIn(browser, first.id, user));
+    const login = await expectPage(await browser.get(authorizePath(other.id)), 200, "Sign in");
+    const approve = await browser.submit(login, { action: "approve" });
+    expect(await expectPage(approve, 403, "Sign in")).toContain("The page had expired. Please try again.");
+    // A login page carries no consent ticket, and another client's consent page's ticket is not this one's.
+    expect(login).not.toContain('name="consent"');
+    const ssoFirst = await webClient({ enableSso: true });
+    const ssoConsent = await expectPage(await browser.get(authorizePath(ssoFirst.id)), 200, "Allow access");
+    const ticket = /name="consent" value="([^"]+)"/.exec(ssoConsent)![1]!;
+    const borrowed = await browser.submit(login, { action: "approve", consent: ticket });
+    await expectPage(borrowed, 403, "Sign in");
+  });
+
+  it("carries single sign-on across merchants only with the user's consent, even at autoApprove clients", async () => {
+    const home = await webClient({ autoApprove: true });
+    const elsewhere = await webClient({ merchantId: 20, autoApprove: true, enableSso: true });
+    const user = await createUser(nextUser++, { clients: [] });
+    const browser = new Browser();
+    redirectParameters(await logIn(browser, home.id, user));
+    const consent = await expectPage(await browser.get(authorizePath(elsewhere.id)), 200, "Allow access");
+    const { params } = redirectParameters(await browser.submit(consent, { action: "approve" }));
+    expect(params.get("code")).toBeTruthy();
+    // Approved once, the next pass-through is silent.
+    expect(redirectParameters(await browser.get(authorizePath(elsewhere.id))).params.get("code")).toBeTruthy();
+    // Within the session's own merchant, an autoApprove client passes through without asking.
+    const sibling = await webClient({ autoApprove: true, enableSso: true });
+    expect(redirectParameters(await browser.get(authorizePath(sibling.id))).params.get("code")).toBeTruthy();
+  });
+
   it("stops passing through once the session ends (sign-out) or the user is blocked", async () => {
     const sso = await webClient({ autoApprove: true, enableSso: true });
     const user = await createUser(nextUser++);

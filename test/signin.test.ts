@@ -104,7 +104,7 @@ describe("POST /api/2/signin", () => {
     await expectPage(again, 410, "This link no longer works");
   });
 
-  it("makes an unverified user of an address without one, connected to the client, with its mail", async () => {
+  it("makes an unverified user of an address without one, connected to the client by its code, with its mail", async () => {
     const client = await shop();
     const email = `new-${crypto.randomUUID()}@example.org`;
     const mail = mailbox();
@@ -112,7 +112,13 @@ describe("POST /api/2/signin", () => {
       201,
     );
     const { res } = await confirm(new Browser(), await mail.link(email));
-    redirectParameters(res);
+    const { params } = redirectParameters(res);
+    const tokens = await postForm(
+      "/oauth/token",
+      { grant_type: "authorization_code", code: params.get("code")!, redirect_uri: CALLBACK },
+      basicAuth(client.id, client.secret),
+    );
+    expect(tokens.status).toBe(200);
     // Not remembered: the cookie ends with the browser.
     expect(res.headers.getSetCookie().find((c) => c.startsWith("__Host-session="))).not.toContain("Max-Age");
     const db = openDatabase(env.DB);
@@ -229,22 +235,117 @@ describe("POST /api/2/signin", () => {
     );
   });
 
-  it("gives a public client no code it could redeem without PKCE", async () => {
+  it("gives a public client no code, since none could be redeemed without PKCE", async () => {
     const app = await shop({ public: true });
     const user = await createUser(nextUser++, { clients: [app.id] });
     const mail = mailbox();
     await requestLink(app.token, { identifier: user.email, redirectUri: CALLBACK });
     const { params } = redirectParameters((await confirm(new Browser(), await mail.link(user.email))).res);
-    const res = await postForm("/oauth/token", {
-      grant_type: "authorization_code",
-      client_id: app.id,
-      code: params.get("code")!,
-      redirect_uri: CALLBACK,
+    expect(params.get("code")).toBeNull();
+    expect(params.get("error")).toBe("invalid_request");
+  });
+
+  it("asks for consent before a client that needs it gets a code for a user never connected to it", async () => {
+    const client = await shop({ autoApprove: false });
+    const user = await createUser(nextUser++, { clients: [] });
+    const mail = mailbox();
+    expect((await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK })).status).toBe(201);
+    const browser = new Browser();
+    const consent = await expectPage((await confirm(browser, await mail.link(user.email))).res, 200, "Allow access");
+    expect(consent).toContain("Fjord Shop asks for access to your account.");
+    const db = openDatabase(env.DB);
+    const connections = () =>
+      db
+        .select()
+        .from(userClients)
+        .where(eq(userClients.userId, Number(user.row.userId)))
+        .all();
+    expect(await connections()).toEqual([]);
+    const { base, params } = redirectParameters(await browser.submit(consent, { action: "approve" }));
+    expect(base).toBe(CALLBACK);
+    expect(params.get("code")).toBeTruthy();
+    expect((await connections()).map((c) => c.clientId)).toEqual([client.id]);
+  });
+
+  it("lets a denial go back to the client as access_denied, with no code and no connection", async () => {
+    const client = await shop({ autoApprove: false });
+    const user = await createUser(nextUser++, { clients: [] });
+    const mail = mailbox();
+    await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK });
+    const browser = new Browser();
+    const consent = await (await confirm(browser, await mail.link(user.email))).res.text();
+    const { params } = redirectParameters(await browser.submit(consent, { action: "deny" }));
+    expect(params.get("error")).toBe("access_denied");
+    expect(params.get("code")).toBeNull();
+  });
+
+  it("names the client that asked for the link on the confirmation page", async () => {
+    const client = await shop({ name: "Nordlys Bokhandel" });
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const mail = mailbox();
+    await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK, locale: "nb_NO" });
+    const page = await expectPage(await new Browser().get(await mail.link(user.email)), 200, "Bekreft innlogging");
+    expect(page).toContain("Logge inn på Nordlys Bokhandel med denne lenken?");
+  });
+
+  it("mails a link for an account to its primary or a verified address only, never to an unverified one", async () => {
+    const client = await shop();
+    const id = nextUser++;
+    const primary = `primary-${id}@example.org`;
+    const verified = `verified-${id}@example.org`;
+    const unverified = `unverified-${id}@example.org`;
+    await createUser(id, {
+      email: primary,
+      emails: [
+        { value: primary, primary: true, verified: false },
+        { value: verified, verified: true },
+        { value: unverified, verified: false },
+      ],
+      clients: [client.id],
     });
-    const body = (await res.json()) as { error: string; error_description: string };
-    expect(res.status).toBe(400);
-    expect(body.error).toBe("invalid_grant");
-    expect(body.error_description).toContain("code_verifier");
+    const mail = mailbox();
+    await expectFailure(
+      await requestLink(client.token, { identifier: unverified, redirectUri: CALLBACK }),
+      400,
+      "Signin request could not be created",
+    );
+    expect(mail.printed()).not.toContain(`mail to ${unverified}:`);
+    expect((await requestLink(client.token, { identifier: primary, redirectUri: CALLBACK })).status).toBe(201);
+    const { params } = redirectParameters((await confirm(new Browser(), await mail.link(primary))).res);
+    expect(params.get("code")).toBeTruthy();
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 11_000 });
+    expect((await requestLink(client.token, { identifier: verified, redirectUri: CALLBACK })).status).toBe(201);
+    redirectParameters((await confirm(new Browser(), await mail.link(verified))).res);
+  });
+
+  it("keeps one live link per user, across the user's addresses", async () => {
+    const client = await shop();
+    const id = nextUser++;
+    const home = `home-${id}@example.org`;
+    const work = `work-${id}@example.org`;
+    await createUser(id, {
+      email: home,
+      emails: [
+        { value: home, primary: true, verified: true },
+        { value: work, verified: true },
+      ],
+      clients: [client.id],
+    });
+    const mail = mailbox();
+    const now = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now });
+    expect((await requestLink(client.token, { identifier: home, redirectUri: CALLBACK })).status).toBe(201);
+    const first = await mail.link(home);
+    // The other address is the same user: within 10 s, too soon; after, it replaces the first link.
+    await expectFailure(
+      await requestLink(client.token, { identifier: work, redirectUri: CALLBACK }),
+      409,
+      "Signin request could not be created",
+    );
+    vi.setSystemTime(now + 11_000);
+    expect((await requestLink(client.token, { identifier: work, redirectUri: CALLBACK })).status).toBe(201);
+    await expectPage(await new Browser().get(first), 410, "This link no longer works");
+    redirectParameters((await confirm(new Browser(), await mail.link(work))).res);
   });
 
   it("takes a server token only", async () => {

@@ -1,7 +1,8 @@
 /**
  * POST /api/2/signin: e-mails a sign-in link to an address (oauth/signin-links.ts). Server token.
- * The link leads to a confirmation page (GET /oauth/signin); confirming signs the person in and
- * sends the browser to `redirectUri` with an authorization code for the calling client.
+ * The link leads to a confirmation page (GET /oauth/signin); confirming signs the person in and,
+ * after the consent page where the client needs the user's consent, sends the browser to
+ * `redirectUri` with an authorization code for the calling client.
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";
@@ -13,7 +14,7 @@ import { nowInSeconds } from "../http/datetime";
 import { validate } from "../http/validation";
 import { requireToken } from "../middleware/auth";
 import { isRegisteredRedirectUri } from "../oauth/redirect-uri";
-import { requestSignInLink } from "../oauth/signin-links";
+import { linkAuthorization, requestSignInLink } from "../oauth/signin-links";
 import { pageLocale } from "../pages/locale";
 import { canonicalEmailAddress } from "../schemas/email-address";
 import { signinRequestSchema } from "../schemas/signin";
@@ -65,6 +66,7 @@ export const signinRoutes = new Hono<AppEnv>().post(
         remember: remember === "1",
         context,
         locale: pageLocale(form.locale ?? "en_US", undefined),
+        authorization: linkAuthorization(client.id, form.redirectUri),
       },
       nowInSeconds(),
     );
@@ -74,6 +76,7 @@ export const signinRoutes = new Hono<AppEnv>().post(
       case "too_soon":
         throw notCreated(409);
       case "refused":
+      case "unverified":
       case "not_sent":
         throw notCreated(400);
       case "sent":

@@ -368,14 +368,17 @@ export const mails = sqliteTable(
 );
 
 /**
- * The one live sign-in link per address (POST /api/2/signin, the login page's "e-mail me a link"):
+ * The one live sign-in link per user (POST /api/2/signin, the login page's "e-mail me a link"):
  * its token's keyed hash. A new link replaces the row; using a link deletes it, in one statement,
  * so a link works once and a replaced one never, whatever KV (which holds the link's details)
  * still shows.
  */
 export const signinRequests = sqliteTable("signin_requests", {
-  /** The address as looked up (schemas/email-address.ts emailLookupKey). */
-  emailKey: text("email_key").primaryKey(),
+  /**
+   * Whom the link signs in: `user:<id>` for an address that has a user, whichever of its addresses
+   * the link went to; `email:<address>` (as looked up) for one that has none.
+   */
+  subject: text("subject").primaryKey(),
   tokenHash: text("token_hash").notNull(),
   created: integer("created").notNull(),
   expires: integer("expires").notNull(),

@@ -3,7 +3,7 @@
  * in KV under the keyed hash of its token (256 random bits), so the namespace never holds a usable
  * link. KV cannot be relied on for expiry (TTL at least 60 s) or for single use (eventually
  * consistent), so the record carries its expiry, checked in code, and D1's `signin_requests` row
- * decides which one link per address is live: replacing a link or spending it is one statement
+ * decides which one link per user is live: replacing a link or spending it is one statement
  * there, strongly consistent, whatever KV still shows.
  */
 import { base64url } from "jose";
@@ -18,18 +18,19 @@ export const SIGNIN_LINK_LIFETIME_SECONDS = 300;
 const KV_TTL_SECONDS = SIGNIN_LINK_LIFETIME_SECONDS + 300;
 
 const signInLinkSchema = z.object({
-  /** Canonical address; the user (or the user to be) is whoever owns it when the link is used. */
+  /** Whom the link signs in (oauth/signin-links.ts linkSubject): its row in D1's `signin_requests`. */
+  subject: z.string(),
+  /** Canonical address the link was mailed to, and proves when used. */
   email: z.string(),
   clientId: z.string(),
   redirectUri: z.string(),
   remember: z.boolean(),
   context: z.nullable(z.string()),
   /**
-   * The authorization request of the login page that asked for the link, as it carried it: using
-   * the link finishes that request (its consent, state and PKCE challenge). Absent for links of
-   * POST /api/2/signin.
+   * The authorization request the link finishes when used (its consent, state and PKCE challenge):
+   * the login page's as it carried it, or the one made for a link of POST /api/2/signin.
    */
-  authorization: z.optional(z.record(z.string(), z.string())),
+  authorization: z.record(z.string(), z.string()),
   locale: z.string(),
   /** Unix seconds. */
   expires: z.number(),

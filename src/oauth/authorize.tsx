@@ -3,14 +3,17 @@
  *
  * GET judges the request (authorization-request.ts) and then: a browser with a live session at a
  * client with `enableSso` passes straight through (to the consent page when the user has not yet
- * granted the client access); any other gets the login page. The pages post back here, carrying
+ * granted the client access, and always when the session was started at another merchant's client
+ * the user is not connected to: `autoApprove` does not carry single sign-on across merchants);
+ * any other gets the login page. The pages post back here, carrying
  * the request, judged again, and a CSRF token (csrf.ts):
  *
  * - `action=login`: e-mail and password, with the password grant's verification and per-account
  *   throttle (password-sign-in.ts); success starts the browser session.
  * - `action=link`: e-mails a sign-in link that finishes this request (signin-links.ts).
- * - `action=approve` / `action=deny`: the consent page's answer, for the session's user.
- *   Approval is remembered as the user's connection to the client.
+ * - `action=approve` / `action=deny`: the consent page's answer, for the session's user, taken
+ *   only with the page's consent ticket (consent.ts): a login page has none. Approval is
+ *   remembered as the user's connection to the client.
  *
  * Success ends in a 303 to the redirect URI with a code; failures go where the spec's three rules
  * say, or, with nowhere safe to go, to an error page.
@@ -34,13 +37,15 @@ import { canonicalEmailAddress } from "../schemas/email-address";
 import { requestedFields } from "../schemas/client-fields";
 import { type AuthorizationRequest, judgeAuthorizationRequest } from "./authorization-request";
 import { redirectWithCode, redirectWithError } from "./authorization-response";
+import { consentTicket, consentTicketValid } from "./consent";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { signInWithPassword } from "./password-sign-in";
 import {
   BROWSER_SESSION_LIFETIME,
   newSessionId,
-  presentedSessionUser,
+  presentedSession,
   REMEMBERED_SESSION_LIFETIME,
+  type SignedIn,
   startSession,
 } from "./sessions";
 import { requestSignInLink } from "./signin-links";
@@ -87,8 +92,9 @@ export const authorizeRoutes = new Hono<AppEnv>()
       const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => c.req.queries(name) ?? []);
       if (judged.outcome !== "valid") return failed(c, judged, locale);
       const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
-      const userId = judged.request.client.enableSso ? await presentedSessionUser(c, nowInSeconds()) : undefined;
-      if (userId !== undefined) return afterSignIn(flow, userId);
+      const { client } = judged.request;
+      const session = client.enableSso ? await presentedSession(c, nowInSeconds()) : undefined;
+      if (session !== undefined) return afterSignIn(flow, session);
       return signInPage(flow, 200);
     },
   )
@@ -114,9 +120,12 @@ export const authorizeRoutes = new Hono<AppEnv>()
 
       const now = nowInSeconds();
       const action = form.get("action");
+      const { client } = flow.request;
       if (action === "approve" || action === "deny") {
-        const userId = await presentedSessionUser(c, now);
-        if (userId === undefined) return signInPage(flow, 403, { alert: text.formExpired });
+        const session = await presentedSession(c, now);
+        if (!session || !(await consentTicketValid(c, session.sessionHash, client.id, form.get("consent")))) {
+          return signInPage(flow, 403, { alert: text.formExpired });
+        }
         if (action === "deny") {
           return redirectWithError(
             c,
@@ -125,9 +134,12 @@ export const authorizeRoutes = new Hono<AppEnv>()
             flow.request.state,
           );
         }
-        const { client } = flow.request;
-        await connectUser(c.get("db")(), { clientId: client.id, userId, merchantId: client.merchantId });
-        return codeFor(flow, userId);
+        await connectUser(c.get("db")(), {
+          clientId: client.id,
+          userId: session.userId,
+          merchantId: client.merchantId,
+        });
+        return codeFor(flow, session.userId);
       }
 
       const email = form.get("email")?.trim() ?? "";
@@ -137,7 +149,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
         // Anyone may fill in this form: mail per address is held to one per 10 s, and per network
         // address to LINKS_PER_IP per 15 minutes for each client, so the page cannot be a mail cannon.
         const ip = clientIp(c.req.raw) ?? "unknown";
-        const allowed = await rateLimiterFor(c.env, flow.request.client.id, c.get("timing")).beginSignIn(
+        const allowed = await rateLimiterFor(c.env, client.id, c.get("timing")).beginSignIn(
           `link-ip:${ip}`,
           LINKS_PER_IP,
         );
@@ -149,7 +161,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
         const request = requestSignInLink(
           c,
           {
-            client: flow.request.client,
+            client,
             email: address,
             redirectUri: flow.request.redirectUri,
             remember: form.get("remember") === "1",
@@ -165,7 +177,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
       }
       if (action !== "login") return signInPage(flow, 400, { email });
       if (!email) return signInPage(flow, 400, { alert: text.emailMissing });
-      const signIn = await signInWithPassword(c, flow.request.client.id, email, form.get("password") ?? "");
+      const signIn = await signInWithPassword(c, client.id, email, form.get("password") ?? "");
       switch (signIn.outcome) {
         case "throttled":
           return signInPage(flow, 429, { alert: text.throttled, email }, { "Retry-After": String(signIn.retryAfter) });
@@ -176,50 +188,60 @@ export const authorizeRoutes = new Hono<AppEnv>()
       }
       const remember = form.get("remember") === "1";
       const db = c.get("db")();
+      const session = await newSessionId(c.env);
       await startSession(
         c,
-        await newSessionId(c.env),
+        session,
         {
           userId: signIn.user.id,
-          clientId: flow.request.client.id,
+          clientId: client.id,
           lifetime: remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
           persistent: remember,
           writes: [recordPasswordSignIn(db, signIn.user.id, now)],
         },
         now,
       );
-      return afterSignIn(flow, signIn.user.id);
+      return afterSignIn(flow, { userId: signIn.user.id, sessionHash: session.idHash, merchantId: client.merchantId });
     },
   );
 
 /**
- * Finishes the authorization request a login page's sign-in link carried (`parameters`, judged
- * again now), for the user who used the link.
+ * Finishes the authorization request a sign-in link carried (`parameters`, judged again now), for
+ * the user who used the link and the session it started.
  */
 export async function resumeAuthorization(
   c: Context<AppEnv>,
   parameters: Record<string, string>,
   locale: Locale,
-  userId: number,
+  signedIn: SignedIn,
 ): Promise<Response> {
   const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => {
     const value = parameters[name];
     return value === undefined ? [] : [value];
   });
   if (judged.outcome !== "valid") return failed(c, judged, locale);
-  return afterSignIn({ c, request: judged.request, failureUri: judged.failureUri, locale }, userId);
+  return afterSignIn({ c, request: judged.request, failureUri: judged.failureUri, locale }, signedIn);
 }
 
-/** The user is known: a code when they have granted the client access (or it needs no consent), else the consent page. */
-async function afterSignIn(flow: Flow, userId: number): Promise<Response> {
-  const { client } = flow.request;
-  if (client.autoApprove || (await isConnected(flow.c.get("db")(), client.id, userId))) return codeFor(flow, userId);
+/**
+ * The user is known: a code when they have granted the client access, or the client needs no
+ * consent from a session of its own merchant; else the consent page, with its ticket.
+ */
+async function afterSignIn(flow: Flow, { userId, sessionHash, merchantId }: SignedIn): Promise<Response> {
+  const { c, request } = flow;
+  const { client } = request;
+  const autoApproved = client.autoApprove && merchantId === client.merchantId;
+  if (autoApproved || (await isConnected(c.get("db")(), client.id, userId))) return codeFor(flow, userId);
   const consent = MESSAGES[flow.locale].consent;
   return page(
     flow,
     200,
     consent.title,
-    <ConsentForm {...await formContext(flow)} fields={requestedFields(client.fields)} />,
+    <ConsentForm
+      {...await formContext(flow)}
+      fields={requestedFields(client.fields)}
+      ticket={await consentTicket(c, sessionHash, client.id)}
+    />,
   );
 }
 

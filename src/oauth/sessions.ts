@@ -9,7 +9,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url } from "jose";
-import { findLiveSessionUser, insertSession, revokeSession } from "../db/queries/sessions";
+import { findLiveSession, insertSession, type LiveSession, revokeSession } from "../db/queries/sessions";
 import { revokeTokens } from "../durable-objects/leases";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv, Bindings } from "../env";
@@ -104,10 +104,18 @@ export async function revokeStartingSession(c: Context<AppEnv>, clientId: string
   await revokeSession(c.get("db")(), idHash, now);
 }
 
-/** The user of the browser's session, when it presents one that is live and the user may sign in. */
-export async function presentedSessionUser(c: Context<AppEnv>, now: number): Promise<number | undefined> {
-  const presented = await presentedSessionHash(c);
-  return presented === null ? undefined : findLiveSessionUser(c.get("db")(), presented, now);
+/**
+ * A signed-in user, known by the browser's session `sessionHash` (its id's keyed hash), started at
+ * a client of `merchantId`.
+ */
+export type SignedIn = LiveSession & { sessionHash: string };
+
+/** The browser's session, when it presents one that is live and whose user may sign in. */
+export async function presentedSession(c: Context<AppEnv>, now: number): Promise<SignedIn | undefined> {
+  const sessionHash = await presentedSessionHash(c);
+  if (sessionHash === null) return undefined;
+  const session = await findLiveSession(c.get("db")(), sessionHash, now);
+  return session && { ...session, sessionHash };
 }
 
 /** Ends the browser's session, if it presents one, and removes its cookie. */

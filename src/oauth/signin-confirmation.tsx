@@ -1,11 +1,11 @@
 /**
  * GET and POST /oauth/signin: where a sign-in link leads. GET only shows the confirmation page
- * (with the request's `context`): mail scanners and link previews open links, and must not spend
- * them. The page's button posts the token back with a CSRF token; that use signs the browser in
- * (a remembered session when the link says so) and sends it to the link's redirect URI with an
- * authorization code, or, for a link of the login page, finishes its authorization request (the
- * consent page first, where the client needs one). An unknown, expired, used or replaced link gets a page saying so, never a
- * login.
+ * (naming the client that asked for the link, with the request's `context`): mail scanners and
+ * link previews open links, and must not spend them. The page's button posts the token back with
+ * a CSRF token; that use signs the browser in (a remembered session when the link says so) and
+ * finishes the link's authorization request: the consent page first where the client needs one,
+ * then the link's redirect URI with an authorization code. An unknown, expired, used or replaced
+ * link gets a page saying so, never a login.
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
@@ -16,9 +16,7 @@ import { isForm } from "../http/media-type";
 import { type Locale, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
-import { redirectWithCode } from "./authorization-response";
 import { resumeAuthorization } from "./authorize";
-import { isRegisteredRedirectUri } from "./redirect-uri";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { BROWSER_SESSION_LIFETIME, newSessionId, REMEMBERED_SESSION_LIFETIME, startSession } from "./sessions";
 import type { SignInLink } from "../kv/signin-links";
@@ -31,7 +29,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       name: "Show a sign-in link's confirmation page",
       controller: "oauth/signin#show",
       description:
-        "Where the link of POST /api/2/signin leads: a page that asks to confirm (HTML, 200), or says the link is unknown (400), expired or no longer works (410). Opening it spends nothing.",
+        "Where the link of POST /api/2/signin leads: a page that names the client and asks to confirm (HTML, 200), or says the link is unknown (400), expired or no longer works (410). Opening it spends nothing.",
       parameters: [{ name: "token", in: "query", required: true, schema: { type: "string" } }],
       success: { data: z.string(), bare: true, mediaType: "text/html" },
     }),
@@ -49,7 +47,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
           title: text.title,
           body: (
             <>
-              <p>{text.intro}</p>
+              <p>{text.intro(state.client.name)}</p>
               {state.link.context && (
                 <p>
                   {text.context} {state.link.context}
@@ -73,7 +71,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       name: "Use a sign-in link",
       controller: "oauth/signin#create",
       description:
-        "The confirmation page's form (`token`, `csrf`): signs the browser in and redirects (303) to the link's redirect URI with `code` (and `state` when the link came from the login page).",
+        "The confirmation page's form (`token`, `csrf`): signs the browser in, then the consent page (HTML) where the client needs the user's consent, else a redirect (303) to the link's redirect URI with `code` (and `state` when the link came from the login page).",
       success: { status: 303, data: z.null(), redirect: true },
     }),
     async (c) => {
@@ -89,28 +87,27 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       }
       const used = await useSignInLink(c, token, now);
       if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale);
-      const { link, client, userId } = used;
-      const locale = pageLocale(link.locale, undefined);
-      if (!isRegisteredRedirectUri(client.redirectUris, link.redirectUri)) return linkFailurePage(c, "invalid", locale);
+      const { link, userId, merchantId } = used;
+      const session = await newSessionId(c.env);
       await startSession(
         c,
-        await newSessionId(c.env),
+        session,
         {
           userId,
-          clientId: client.id,
+          clientId: link.clientId,
           lifetime: link.remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
           persistent: link.remember,
         },
         now,
       );
-      if (link.authorization) return resumeAuthorization(c, link.authorization, locale, userId);
-      return redirectWithCode(c, { clientId: client.id, userId, redirectUri: link.redirectUri });
+      const signedIn = { userId, merchantId, sessionHash: session.idHash };
+      return resumeAuthorization(c, link.authorization, pageLocale(link.locale, undefined), signedIn);
     },
   );
 
 /** Where using the link may redirect: its redirect URI, or its authorization request's failure URI. */
 function redirectTargets(link: SignInLink): string[] {
-  const failure = link.authorization?.failure_redirect_uri;
+  const failure = link.authorization.failure_redirect_uri;
   return failure === undefined ? [link.redirectUri] : [link.redirectUri, failure];
 }
 

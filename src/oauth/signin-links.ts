@@ -1,11 +1,13 @@
 /**
  * Passwordless sign-in by e-mail: asking for a link (POST /api/2/signin, the login page) and
- * using one (GET and POST /oauth/signin). At most one link per address is live: a new one
- * replaces the last, a link works once, for 5 minutes (kv/signin-links.ts). Using a link signs the
- * browser in, proves the address (verified) and makes a user of an address that had none
- * (unverified, status 0). A link of the API connects the user to the client (the client's server
- * asked for it on the person's behalf); a link of the login page leaves that to the authorization
- * request it finishes, which asks for consent where the client needs it.
+ * using one (GET and POST /oauth/signin). At most one link per user is live (per address for an
+ * address without a user): a new one replaces the last, a link works once, for 5 minutes
+ * (kv/signin-links.ts). Only an address that may prove the account gets a link for it: the
+ * user's primary address, or one verified (docs/security.md). Using a link signs the browser in,
+ * proves the address (verified) and makes a user of an address that had none (unverified, status
+ * 0); then it finishes the authorization request the link carries (the login page's own, or one
+ * made for a link of the API), which asks for consent where the client needs it, so a link never
+ * connects a user to a client the user has not approved.
  */
 import type { Context } from "hono";
 import type { ClientRecord } from "../db/queries/clients";
@@ -17,7 +19,7 @@ import {
   spendSigninRequest,
   withdrawSigninRequest,
 } from "../db/queries/signin-requests";
-import { connectUser, findUserByEmail, insertSignedInUser, newUserId, recordLinkSignIn } from "../db/queries/users";
+import { findAddressOwner, insertSignedInUser, newUserId, recordLinkSignIn } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv } from "../env";
 import {
@@ -30,8 +32,9 @@ import {
 import { sendMail } from "../mail/mailer";
 import type { Locale } from "../pages/locale";
 import { SIGNIN_MAIL } from "../pages/messages";
+import { emailLookupKey } from "../schemas/email-address";
 
-/** A second link for the same address within this many seconds is refused (409): no mail bursts. */
+/** A second link for the same user within this many seconds is refused (409): no mail bursts. */
 const SIGNIN_RESEND_SECONDS = 10;
 const MAX_TOKEN_LENGTH = 64;
 
@@ -43,11 +46,20 @@ export type LinkRequest = {
   remember: boolean;
   context: string | null;
   locale: Locale;
-  /** The login page's authorization request (its parameters), which the link finishes. */
-  authorization?: Record<string, string>;
+  /**
+   * The authorization request the link finishes when used: the login page's own, or for a link of
+   * POST /api/2/signin one made for it (linkAuthorization).
+   */
+  authorization: Record<string, string>;
 };
 
-export type LinkRequestOutcome = "sent" | "blocked" | "refused" | "too_soon" | "not_sent";
+/** The authorization request a link of POST /api/2/signin finishes: a code for the client, at `redirectUri`. */
+export function linkAuthorization(clientId: string, redirectUri: string): Record<string, string> {
+  return { client_id: clientId, redirect_uri: redirectUri, response_type: "code" };
+}
+
+/** `unverified`: the address is a user's, neither primary nor verified, so it gets no link. */
+export type LinkRequestOutcome = "sent" | "blocked" | "refused" | "unverified" | "too_soon" | "not_sent";
 
 export async function requestSignInLink(
   c: Context<AppEnv>,
@@ -55,19 +67,24 @@ export async function requestSignInLink(
   now: number,
 ): Promise<LinkRequestOutcome> {
   const db = c.get("db")();
-  const user = await findUserByEmail(db, request.email);
-  const refusal = user && REFUSED_USER_STATUSES[user.status];
-  if (refusal) return refusal === "blocked" ? "blocked" : "refused";
+  const owner = await findAddressOwner(db, request.email);
+  if (owner) {
+    const refusal = REFUSED_USER_STATUSES[owner.user.status];
+    if (refusal) return refusal === "blocked" ? "blocked" : "refused";
+    if (!mayProveAccount(owner)) return "unverified";
+  }
+  const subject = linkSubject(owner?.user.id, request.email);
   const expires = now + SIGNIN_LINK_LIFETIME_SECONDS;
   const { token, tokenHash } = await newSignInToken(c.env);
   // D1 first: a request refused as too soon writes nothing to KV.
   const replaced = await replaceSigninRequest(
     db,
-    { emailKey: request.email, tokenHash, created: now, expires },
+    { subject, tokenHash, created: now, expires },
     now - SIGNIN_RESEND_SECONDS,
   );
   if (!replaced) return "too_soon";
   await storeSignInLink(c.env, tokenHash, {
+    subject,
     email: request.email,
     clientId: request.client.id,
     redirectUri: request.redirectUri,
@@ -75,7 +92,7 @@ export async function requestSignInLink(
     context: request.context,
     locale: request.locale,
     expires,
-    ...(request.authorization !== undefined && { authorization: request.authorization }),
+    authorization: request.authorization,
   });
 
   const mail = SIGNIN_MAIL[request.locale];
@@ -84,69 +101,86 @@ export async function requestSignInLink(
     c,
     {
       template: "signin",
-      to: { email: request.email, name: user?.displayName ?? null, userId: user?.id ?? null },
+      to: { email: request.email, name: owner?.user.displayName ?? null, userId: owner?.user.id ?? null },
       subject: mail.subject(request.client.name),
       text: mail.text(request.client.name, url, request.context),
     },
     now,
   );
   if (sent) return "sent";
-  await withdrawSigninRequest(db, request.email, tokenHash);
+  await withdrawSigninRequest(db, subject, tokenHash);
   return "not_sent";
 }
 
 export type LinkState =
-  { outcome: "live"; link: SignInLink; tokenHash: string } | { outcome: "invalid" | "expired" | "spent" };
+  | { outcome: "live"; link: SignInLink; tokenHash: string; client: ClientRecord }
+  | { outcome: "invalid" | "expired" | "spent" };
 
-/** What a link is now, without using it (the confirmation page). */
+/** What a link is now, without using it (the confirmation page), with the client that asked for it. */
 export async function inspectSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<LinkState> {
   const found = await findUnexpiredLink(c, token, now);
   if (found.outcome !== "live") return found;
-  const live = await isLiveSigninRequest(c.get("db")(), found.link.email, found.tokenHash, now);
-  return live ? found : { outcome: "spent" };
+  const db = c.get("db")();
+  const [live, client] = await Promise.all([
+    isLiveSigninRequest(db, found.link.subject, found.tokenHash, now),
+    findClient(db, found.link.clientId),
+  ]);
+  if (!client) return { outcome: "invalid" };
+  return live ? { ...found, client } : { outcome: "spent" };
 }
 
 export type UsedLink =
-  | { outcome: "used"; link: SignInLink; client: ClientRecord; userId: number }
+  | { outcome: "used"; link: SignInLink; userId: number; merchantId: number }
   | { outcome: "invalid" | "expired" | "spent" };
 
 /**
- * Uses a link: spent in D1 (once, and only while it is the address's live one), then the user
- * found or made, the address verified, earlier mails to the address given to the user and, for a
- * link of the API, the user connected to the client, in one batch.
+ * Uses a link: spent in D1 (once, and only while it is its subject's live one), then the user
+ * found (still the one the link was made for, allowed to sign in, the address still one that may
+ * prove the account) or made, the address verified and earlier mails to the address given to the
+ * user, in one batch.
  */
 export async function useSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<UsedLink> {
   const found = await findUnexpiredLink(c, token, now);
   if (found.outcome !== "live") return found;
   const { link, tokenHash } = found;
   const db = c.get("db")();
-  if (!(await spendSigninRequest(db, link.email, tokenHash, now))) return { outcome: "spent" };
-  const client = await findClient(db, link.clientId);
-  if (!client) return { outcome: "invalid" };
-  const connect = link.authorization === undefined;
-  const connection = { clientId: client.id, merchantId: client.merchantId };
-  const existing = await findUserByEmail(db, link.email);
-  if (existing) {
-    if (REFUSED_USER_STATUSES[existing.status]) return { outcome: "invalid" };
+  if (!(await spendSigninRequest(db, link.subject, tokenHash, now))) return { outcome: "spent" };
+  const [client, owner] = await Promise.all([findClient(db, link.clientId), findAddressOwner(db, link.email)]);
+  if (!client || linkSubject(owner?.user.id, link.email) !== link.subject) return { outcome: "invalid" };
+  if (owner) {
+    if (REFUSED_USER_STATUSES[owner.user.status] || !mayProveAccount(owner)) return { outcome: "invalid" };
     await db.batch([
-      ...recordLinkSignIn(db, existing.id, link.email, now),
-      claimUnownedMails(db, existing.id, link.email),
-      ...(connect ? [connectUser(db, { ...connection, userId: existing.id })] : []),
+      ...recordLinkSignIn(db, owner.user.id, link.email, now),
+      claimUnownedMails(db, owner.user.id, link.email),
     ]);
-    return { outcome: "used", link, client, userId: existing.id };
+    return { outcome: "used", link, userId: owner.user.id, merchantId: client.merchantId };
   }
   const uuid = crypto.randomUUID();
   const [user, created] = insertSignedInUser(db, { uuid, email: link.email, now });
-  const [[inserted]] = await db.batch([
-    user,
-    created,
-    claimUnownedMails(db, newUserId(uuid), link.email),
-    ...(connect ? [connectUser(db, { ...connection, userId: newUserId(uuid) })] : []),
-  ]);
-  return { outcome: "used", link, client, userId: inserted!.id };
+  const [[inserted]] = await db.batch([user, created, claimUnownedMails(db, newUserId(uuid), link.email)]);
+  return { outcome: "used", link, userId: inserted!.id, merchantId: client.merchantId };
 }
 
-async function findUnexpiredLink(c: Context<AppEnv>, token: string, now: number): Promise<LinkState> {
+/**
+ * Whom a link signs in, and so which one link is live: the user, whichever of their addresses it
+ * went to, or an address without a user.
+ */
+function linkSubject(userId: number | undefined, email: string): string {
+  return userId === undefined ? `email:${emailLookupKey(email)}` : `user:${userId}`;
+}
+
+/**
+ * A link to an address signs in as whoever owns it, so only an address that stands for the
+ * account gets one: the primary address, or one the user has verified. An unverified secondary
+ * address may be someone else's mailbox.
+ */
+function mayProveAccount(address: { primary: boolean; verified: boolean }): boolean {
+  return address.primary || address.verified;
+}
+
+type FoundLink = { outcome: "live"; link: SignInLink; tokenHash: string } | { outcome: "invalid" | "expired" };
+
+async function findUnexpiredLink(c: Context<AppEnv>, token: string, now: number): Promise<FoundLink> {
   const found = token.length <= MAX_TOKEN_LENGTH ? await findSignInLink(c.env, token) : null;
   if (!found) return { outcome: "invalid" };
   if (found.link.expires <= now) return { outcome: "expired" };

@@ -41,7 +41,17 @@ export function SignInForm(props: FormContext & { email?: string; alert?: string
       <form method="post" action="/oauth/authorize">
         <RequestFields {...props} />
         <label for="email">{text.email}</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value={props.email ?? ""} />
+        {/* Not type=email: browsers refuse internationalized addresses (åse@bücher.example) before sending. */}
+        <input
+          id="email"
+          name="email"
+          type="text"
+          inputmode="email"
+          autocapitalize="none"
+          autocomplete="username"
+          required
+          value={props.email ?? ""}
+        />
         <label for="password">{text.password}</label>
         <input id="password" name="password" type="password" autocomplete="current-password" />
         <label class="check">
@@ -59,7 +69,8 @@ export function SignInForm(props: FormContext & { email?: string; alert?: string
   );
 }
 
-export function ConsentForm(props: FormContext & { fields: ClientField[] }) {
+/** `ticket`: the consent ticket (oauth/consent.ts), without which approval is refused. */
+export function ConsentForm(props: FormContext & { fields: ClientField[]; ticket: string }) {
   const text = MESSAGES[props.locale].consent;
   return (
     <>
@@ -75,6 +86,7 @@ export function ConsentForm(props: FormContext & { fields: ClientField[] }) {
       )}
       <form method="post" action="/oauth/authorize">
         <RequestFields {...props} />
+        <input type="hidden" name="consent" value={props.ticket} />
         <button type="submit" name="action" value="approve">
           {text.approve}
         </button>

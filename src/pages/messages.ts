@@ -37,7 +37,7 @@ type Messages = {
   /** A sign-in link used already, or replaced by a newer one. */
   signInLinkSpent: Text;
   signInLinkExpired: Text;
-  confirmSignIn: { title: string; intro: string; context: string; confirm: string };
+  confirmSignIn: { title: string; intro: (client: string) => string; context: string; confirm: string };
 };
 
 export const MESSAGES: Record<Locale, Messages> = {
@@ -96,7 +96,7 @@ export const MESSAGES: Record<Locale, Messages> = {
     signInLinkExpired: { title: "This link has expired", text: "A link works for 5 minutes. Ask for a new one." },
     confirmSignIn: {
       title: "Confirm sign-in",
-      intro: "Sign in with this link?",
+      intro: (client) => `Sign in to ${client} with this link?`,
       context: "Requested for:",
       confirm: "Sign in",
     },
@@ -156,7 +156,7 @@ export const MESSAGES: Record<Locale, Messages> = {
     signInLinkExpired: { title: "Denne lenken er utløpt", text: "En lenke virker i 5 minutter. Be om en ny." },
     confirmSignIn: {
       title: "Bekreft innlogging",
-      intro: "Logge inn med denne lenken?",
+      intro: (client) => `Logge inn på ${client} med denne lenken?`,
       context: "Bedt om for:",
       confirm: "Logg inn",
     },
@@ -216,7 +216,7 @@ export const MESSAGES: Record<Locale, Messages> = {
     signInLinkExpired: { title: "Den här länken har gått ut", text: "En länk fungerar i 5 minuter. Be om en ny." },
     confirmSignIn: {
       title: "Bekräfta inloggning",
-      intro: "Logga in med den här länken?",
+      intro: (client) => `Logga in på ${client} med den här länken?`,
       context: "Begärd för:",
       confirm: "Logga in",
     },

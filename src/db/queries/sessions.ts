@@ -1,6 +1,6 @@
 import { and, eq, gt, gte, isNull } from "drizzle-orm";
 import type { Database } from "../client";
-import { sessions, users } from "../schema";
+import { clients, sessions, users } from "../schema";
 
 export function insertSession(db: Database, session: typeof sessions.$inferInsert) {
   return db.insert(sessions).values(session);
@@ -13,13 +13,16 @@ export function revokeSession(db: Database, idHash: string, now: number) {
     .where(and(eq(sessions.idHash, idHash), isNull(sessions.revoked)));
 }
 
-/** The user of a session that is live (not revoked, not expired) and whose account may sign in. */
-export async function findLiveSessionUser(db: Database, idHash: string, now: number): Promise<number | undefined> {
-  const row = await db
-    .select({ userId: sessions.userId })
+/** A live session: its user, and the merchant of the client it was started through (null once that client is gone). */
+export type LiveSession = { userId: number; merchantId: number | null };
+
+/** The session when it is live (not revoked, not expired) and its user's account may sign in. */
+export async function findLiveSession(db: Database, idHash: string, now: number): Promise<LiveSession | undefined> {
+  return db
+    .select({ userId: sessions.userId, merchantId: clients.merchantId })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
+    .leftJoin(clients, eq(clients.id, sessions.clientId))
     .where(and(eq(sessions.idHash, idHash), isNull(sessions.revoked), gt(sessions.expires, now), gte(users.status, 0)))
     .get();
-  return row?.userId;
 }

@@ -3,7 +3,7 @@ import type { Database } from "../client";
 import { signinRequests } from "../schema";
 
 /**
- * Makes `request` the address's one live sign-in link, replacing an earlier one, unless the
+ * Makes `request` its subject's one live sign-in link, replacing an earlier one, unless the
  * earlier one was made after `notAfter`; answers whether it did, in one statement.
  */
 export async function replaceSigninRequest(
@@ -15,7 +15,7 @@ export async function replaceSigninRequest(
     .insert(signinRequests)
     .values(request)
     .onConflictDoUpdate({
-      target: signinRequests.emailKey,
+      target: signinRequests.subject,
       set: {
         tokenHash: sql`excluded.token_hash`,
         created: sql`excluded.created`,
@@ -23,40 +23,40 @@ export async function replaceSigninRequest(
       },
       setWhere: lte(signinRequests.created, notAfter),
     })
-    .returning({ emailKey: signinRequests.emailKey });
+    .returning({ subject: signinRequests.subject });
   return rows.length === 1;
 }
 
-/** Spends the address's live link when it is `tokenHash` and has not expired; answers whether it was. */
-export async function spendSigninRequest(db: Database, emailKey: string, tokenHash: string, now: number) {
+/** Spends the subject's live link when it is `tokenHash` and has not expired; answers whether it was. */
+export async function spendSigninRequest(db: Database, subject: string, tokenHash: string, now: number) {
   const rows = await db
     .delete(signinRequests)
-    .where(liveRequest(emailKey, tokenHash, now))
-    .returning({ emailKey: signinRequests.emailKey });
+    .where(liveRequest(subject, tokenHash, now))
+    .returning({ subject: signinRequests.subject });
   return rows.length === 1;
 }
 
-/** Whether `tokenHash` is still the address's live link (read before a confirmation page). */
-export async function isLiveSigninRequest(db: Database, emailKey: string, tokenHash: string, now: number) {
+/** Whether `tokenHash` is still its subject's live link (read before a confirmation page). */
+export async function isLiveSigninRequest(db: Database, subject: string, tokenHash: string, now: number) {
   const row = await db
-    .select({ emailKey: signinRequests.emailKey })
+    .select({ subject: signinRequests.subject })
     .from(signinRequests)
-    .where(liveRequest(emailKey, tokenHash, now))
+    .where(liveRequest(subject, tokenHash, now))
     .get();
   return row !== undefined;
 }
 
 /** Removes a request whose mail could not be sent, unless another has replaced it since. */
-export function withdrawSigninRequest(db: Database, emailKey: string, tokenHash: string) {
+export function withdrawSigninRequest(db: Database, subject: string, tokenHash: string) {
   return db
     .delete(signinRequests)
-    .where(and(eq(signinRequests.emailKey, emailKey), eq(signinRequests.tokenHash, tokenHash)));
+    .where(and(eq(signinRequests.subject, subject), eq(signinRequests.tokenHash, tokenHash)));
 }
 
-/** The address's live link, when it is `tokenHash` and has not expired. */
-function liveRequest(emailKey: string, tokenHash: string, now: number) {
+/** The subject's live link, when it is `tokenHash` and has not expired. */
+function liveRequest(subject: string, tokenHash: string, now: number) {
   return and(
-    eq(signinRequests.emailKey, emailKey),
+    eq(signinRequests.subject, subject),
     eq(signinRequests.tokenHash, tokenHash),
     gt(signinRequests.expires, now),
   );

@@ -35,6 +35,19 @@ export async function findUserByEmail(db: Database, email: string): Promise<User
   return row?.user;
 }
 
+/** The user who owns an e-mail address, and whether it is the user's primary address and verified. */
+export async function findAddressOwner(
+  db: Database,
+  email: string,
+): Promise<{ user: UserRecord; primary: boolean; verified: boolean } | undefined> {
+  return db
+    .select({ user: users, primary: userEmails.primary, verified: userEmails.verified })
+    .from(userEmails)
+    .innerJoin(users, eq(users.id, userEmails.userId))
+    .where(eq(userEmails.value, emailLookupKey(email)))
+    .get();
+}
+
 /** The user's status, or undefined when there is no such user. */
 export async function findUserStatus(db: Database, userId: number): Promise<number | undefined> {
   const row = await db.select({ status: users.status }).from(users).where(eq(users.id, userId)).get();
