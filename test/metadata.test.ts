@@ -22,8 +22,10 @@ describe("GET /.well-known/oauth-authorization-server (RFC 8414)", () => {
       code_challenge_methods_supported: ["S256"],
       authorization_response_iss_parameter_supported: true,
       revocation_endpoint: `${BASE}/oauth/revoke`,
-      revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      // `none` again: a public client revokes its own tokens by client_id alone (RFC 7009 §2.1).
+      revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
       introspection_endpoint: `${BASE}/oauth/introspect`,
+      // No `none`: introspection wants an authenticated caller (RFC 7662 §2.1).
       introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
     });
   });

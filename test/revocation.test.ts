@@ -1,10 +1,22 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { s256Challenge } from "../src/kv/codes";
 import { issueAccessToken } from "../src/oauth/tokens";
-import { basicAuth, bearer, call, container, postForm, serverToken, userTokenResponse } from "./helpers/http";
+import { Browser, expectPage, redirectParameters } from "./helpers/browser";
+import {
+  basicAuth,
+  bearer,
+  call,
+  container,
+  expectOAuthError,
+  postForm,
+  serverToken,
+  userTokenResponse,
+} from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
 const CALLBACK = "https://test.example/callback";
+const VERIFIER = "a-code-verifier-of-forty-three-characters-or-more-0123456789";
 
 async function newClient(overrides: Record<string, unknown> = {}) {
   const client = await createClient({
@@ -23,8 +35,38 @@ async function signedIn(client: Awaited<ReturnType<typeof newClient>>) {
   return { user, tokens };
 }
 
+/** A public client, and a user's tokens it got as such a client does: login page, code with PKCE, client_id alone. */
+async function publicClientSignedIn() {
+  const client = await newClient({ public: true, grantTypes: ["authorization_code", "refresh_token"] });
+  const user = await createUser(nextUser++, { clients: [client.id] });
+  const browser = new Browser();
+  const query = new URLSearchParams({
+    client_id: client.id,
+    redirect_uri: CALLBACK,
+    response_type: "code",
+    code_challenge: await s256Challenge(VERIFIER),
+    code_challenge_method: "S256",
+  });
+  const login = await expectPage(await browser.get(`/oauth/authorize?${query}`), 200, "Sign in");
+  const approved = await browser.submit(login, { action: "login", email: user.email, password: user.password });
+  const res = await postForm("/oauth/token", {
+    grant_type: "authorization_code",
+    client_id: client.id,
+    code: redirectParameters(approved).params.get("code")!,
+    redirect_uri: CALLBACK,
+    code_verifier: VERIFIER,
+  });
+  expect(res.status).toBe(200);
+  return { client, tokens: (await res.json()) as { access_token: string; refresh_token: string } };
+}
+
 function revoke(client: { id: string; secret: string }, token: string, extra: Record<string, string> = {}) {
   return postForm("/oauth/revoke", { token, ...extra }, basicAuth(client.id, client.secret));
+}
+
+/** Revocation as a public client asks for it: its client_id in the body, no secret (RFC 7009 §2.1). */
+function revokeByClientId(clientId: string, token: string) {
+  return postForm("/oauth/revoke", { token, client_id: clientId });
 }
 
 async function introspect(client: { id: string; secret: string }, token: string) {
@@ -145,6 +187,46 @@ describe("POST /oauth/revoke (RFC 7009)", () => {
     expect(await noToken.json()).toMatchObject({ error: "invalid_request" });
   });
 
+  it("lets a public client revoke its own refresh token with client_id alone, and with it the grant", async () => {
+    const { client, tokens } = await publicClientSignedIn();
+    const res = await revokeByClientId(client.id, tokens.refresh_token);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    const refreshed = await postForm("/oauth/token", {
+      grant_type: "refresh_token",
+      client_id: client.id,
+      refresh_token: tokens.refresh_token,
+    });
+    await expectOAuthError(refreshed, "invalid_grant");
+    expect((await call("/api/2/me", { headers: bearer(tokens.access_token) })).status).toBe(401);
+  });
+
+  it("lets a public client revoke its own access token with client_id alone", async () => {
+    const { client, tokens } = await publicClientSignedIn();
+    expect((await call("/api/2/me", { headers: bearer(tokens.access_token) })).status).toBe(200);
+    expect((await revokeByClientId(client.id, tokens.access_token)).status).toBe(200);
+    expect((await call("/api/2/me", { headers: bearer(tokens.access_token) })).status).toBe(401);
+  });
+
+  it("leaves another client's tokens alone when a public client presents them, and still answers 200", async () => {
+    const { client: publicClient } = await publicClientSignedIn();
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    expect((await revokeByClientId(publicClient.id, tokens.access_token)).status).toBe(200);
+    expect((await revokeByClientId(publicClient.id, tokens.refresh_token)).status).toBe(200);
+    expect((await call("/api/2/me", { headers: bearer(tokens.access_token) })).status).toBe(200);
+    expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+  });
+
+  it("never lets a confidential client revoke with client_id alone", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const res = await revokeByClientId(client.id, tokens.refresh_token);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ error: "invalid_client_id" });
+    expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+  });
+
   it("accepts the client's credentials in the body too", async () => {
     const client = await newClient();
     const { tokens } = await signedIn(client);
@@ -236,5 +318,12 @@ describe("POST /oauth/introspect (RFC 7662)", () => {
     const noToken = await postForm("/oauth/introspect", {}, basicAuth(client.id, client.secret));
     expect(noToken.status).toBe(400);
     expect(await noToken.json()).toMatchObject({ error: "invalid_request" });
+  });
+
+  it("refuses a public client by client_id alone, also for its own token (RFC 7662 §2.1)", async () => {
+    const { client, tokens } = await publicClientSignedIn();
+    const res = await postForm("/oauth/introspect", { token: tokens.refresh_token, client_id: client.id });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ error: "invalid_client_id" });
   });
 });

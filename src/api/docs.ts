@@ -37,6 +37,11 @@ const STYLE =
   "code{background:#f3f3f3;padding:0 .2em}table{border-collapse:collapse;width:100%}" +
   "td,th{border:1px solid #ccc;padding:.2rem .4rem;text-align:left;vertical-align:top}" +
   "h2{margin-top:2rem;font-size:1.2rem}";
+/**
+ * The element's text must be STYLE exactly, as the CSP hash is of STYLE; inside the html``
+ * template below, Prettier would wrap it in whitespace and browsers would refuse the sheet.
+ */
+const STYLE_ELEMENT = raw(`<style>${STYLE}</style>`);
 
 type Operation = {
   summary?: string;
@@ -56,9 +61,7 @@ function referencePage(document: OpenApiDocument) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${document.info.title}: reference</title>
-        <style>
-          ${raw(STYLE)}
-        </style>
+        ${STYLE_ELEMENT}
       </head>
       <body>
         <main>

@@ -49,7 +49,8 @@ export const SUPPORTED_GRANT_TYPES = [...GRANTS.keys()];
  * GET /.well-known/oauth-authorization-server (RFC 8414), for discovery by standard clients.
  * `issuer` is exactly the base URL, as the tokens' `iss`; the grants are those `/oauth/token`
  * accepts, as the status endpoint lists them. Public clients authenticate with client_id alone
- * (`none`), for the authorization_code and refresh_token grants only.
+ * (`none`), for the authorization_code and refresh_token grants only and to revoke their own
+ * tokens; introspection takes confidential clients only.
  */
 export const metadataRoutes = new Hono<AppEnv>().get(
   "/oauth-authorization-server",
@@ -71,7 +72,7 @@ export const metadataRoutes = new Hono<AppEnv>().get(
       code_challenge_methods_supported: ["S256"],
       authorization_response_iss_parameter_supported: true,
       revocation_endpoint: `${base}/oauth/revoke`,
-      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, "none"],
       introspection_endpoint: `${base}/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       service_documentation: `${base}/api/2/reference`,
@@ -121,13 +122,15 @@ export const oauthRoutes = new Hono<AppEnv>()
       name: "Revoke a token",
       controller: "oauth/revoke#create",
       description:
-        "RFC 7009. An access or refresh token of the authenticated client; any other token is answered the same and left alone. Revoking a refresh token revokes its grant: its family and the access tokens issued under it.",
+        "RFC 7009. An access or refresh token of the authenticated client; any other token is answered the same and left alone. Revoking a refresh token revokes its grant: its family and the access tokens issued under it. A public client names itself by client_id alone; a confidential client needs its secret.",
       success: { data: z.object({}), bare: true },
     }),
     validate("form", tokenQuerySchema, "oauth"),
     async (c) => {
       const params = c.req.valid("form");
-      const client = await authenticateClient(c, params);
+      // RFC 7009 §2.1: a public client revokes its own tokens by client_id alone; only its own,
+      // so a stranger who knows the id can end no more than the token it already holds.
+      const client = await authenticateClient(c, params, true);
       await revokeToken(c, client.id, params.token, nowInSeconds());
       return c.body(null, 200, NO_STORE);
     },
@@ -144,6 +147,7 @@ export const oauthRoutes = new Hono<AppEnv>()
     validate("form", tokenQuerySchema, "oauth"),
     async (c) => {
       const params = c.req.valid("form");
+      // Never a public client: RFC 7662 §2.1 wants an authenticated caller, and a client_id proves nothing.
       const client = await authenticateClient(c, params);
       return c.json(await introspectToken(c, client.id, params.token, nowInSeconds()), 200, NO_STORE);
     },
