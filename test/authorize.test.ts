@@ -313,7 +313,7 @@ describe("GET /oauth/authorize: single sign-on", () => {
     const browser = new Browser();
     redirectParameters(await logIn(browser, sso.id, user));
     redirectParameters(await browser.get(authorizePath(sso.id)));
-    await browser.get("/oauth/logout");
+    await browser.submit(await (await browser.get("/oauth/logout")).text(), {});
     await expectPage(await browser.get(authorizePath(sso.id)), 200, "Sign in");
 
     redirectParameters(await logIn(browser, sso.id, user));

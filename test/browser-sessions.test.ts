@@ -6,6 +6,7 @@ import { openDatabase } from "../src/db/client";
 import { sessions } from "../src/db/schema";
 import worker from "../src/index";
 import { hashSecret } from "../src/security/data-protection";
+import { Browser, expectPage as expectBrowserPage } from "./helpers/browser";
 import { call, container, postForm, bearer, userTokenResponse } from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
@@ -20,15 +21,20 @@ async function sessionCode(overrides: { userStatus?: number } = {}) {
   const web = await createClient({ redirectUris: [CALLBACK, WEBVIEW_HOME] });
   const user = await createUser(nextUser++, { clients: [app.id] });
   const { access_token } = await userTokenResponse(user, { ...app, redirectUris: [CALLBACK] });
-  const res = await postForm(
-    "/api/2/oauth/exchange",
-    { clientId: web.id, type: "session", redirectUri: WEBVIEW_HOME },
-    bearer(access_token),
-  );
-  const code = (await container(res)).data.code as string;
+  const code = await anotherSessionCode(access_token, web.id);
   if (overrides.userStatus !== undefined)
     await createUser(Number(user.row.userId), { ...user.row, status: overrides.userStatus });
-  return { code, web, userId: Number(user.row.userId) };
+  return { code, web, userId: Number(user.row.userId), accessToken: access_token };
+}
+
+/** One more session code for the same user and web client. */
+async function anotherSessionCode(accessToken: string, webId: string): Promise<string> {
+  const res = await postForm(
+    "/api/2/oauth/exchange",
+    { clientId: webId, type: "session", redirectUri: WEBVIEW_HOME },
+    bearer(accessToken),
+  );
+  return (await container(res)).data.code as string;
 }
 
 function open(code: string, headers: Record<string, string> = {}, query = "") {
@@ -82,12 +88,43 @@ describe("GET /oauth/webview: the webview entry", () => {
   });
 
   it("ends the browser's previous session when it starts a new one", async () => {
-    const first = await sessionCode();
-    const cookie = (await open(first.code)).headers.get("Set-Cookie")!.split(";")[0]!;
-    const second = await sessionCode();
-    expect((await open(second.code, { Cookie: cookie })).status).toBe(303);
-    expect((await sessionsOf(first.userId))[0]!.revoked).not.toBeNull();
-    expect((await sessionsOf(second.userId))[0]!.revoked).toBeNull();
+    const { code, web, userId, accessToken } = await sessionCode();
+    const cookie = (await open(code)).headers.get("Set-Cookie")!.split(";")[0]!;
+    expect((await open(await anotherSessionCode(accessToken, web.id), { Cookie: cookie })).status).toBe(303);
+    const [first, second] = await sessionsOf(userId);
+    expect(first!.revoked).not.toBeNull();
+    expect(second!.revoked).toBeNull();
+  });
+
+  it("asks before switching a browser signed in as another user, naming both, and switches on confirmation", async () => {
+    const victim = await sessionCode();
+    const browser = new Browser();
+    expect((await browser.get(`/oauth/webview?code=${encodeURIComponent(victim.code)}`)).status).toBe(303);
+    const attacker = await sessionCode();
+    const asked = await browser.get(`/oauth/webview?code=${encodeURIComponent(attacker.code)}`);
+    // Not frameable, unlike the entry's other pages: no other site may trick the click.
+    const page = await expectBrowserPage(asked, 200, "Switch account?");
+    expect(page).toContain(`This browser is signed in as user${victim.userId}@example.org.`);
+    expect(page).toContain(`asks to sign in as user${attacker.userId}@example.org instead.`);
+    expect((await sessionsOf(victim.userId))[0]!.revoked).toBeNull();
+    expect(await sessionsOf(attacker.userId)).toEqual([]);
+
+    const switched = await browser.submit(page, {});
+    expect(switched.status).toBe(303);
+    expect(switched.headers.get("Location")).toBe(WEBVIEW_HOME);
+    expect((await sessionsOf(victim.userId))[0]!.revoked).not.toBeNull();
+    expect((await sessionsOf(attacker.userId))[0]!.revoked).toBeNull();
+  });
+
+  it("switches nothing on a confirmation without the page's CSRF token", async () => {
+    const victim = await sessionCode();
+    const browser = new Browser();
+    await browser.get(`/oauth/webview?code=${encodeURIComponent(victim.code)}`);
+    const attacker = await sessionCode();
+    const forged = await browser.post("/oauth/webview", { code: attacker.code });
+    await expectPage(forged, 400, "This link does not work");
+    expect((await sessionsOf(victim.userId))[0]!.revoked).toBeNull();
+    expect(await sessionsOf(attacker.userId)).toEqual([]);
   });
 
   it("refuses HEAD (link previews) without spending the code", async () => {
@@ -200,28 +237,46 @@ describe("GET /oauth/webview: the webview entry", () => {
   });
 });
 
-describe("GET /oauth/logout", () => {
+describe("GET and POST /oauth/logout", () => {
+  /** A browser signed in through a webview code. */
   async function signedIn() {
     const { code, web, userId } = await sessionCode();
-    const cookie = (await open(code)).headers.get("Set-Cookie")!.split(";")[0]!;
-    return { cookie, web, userId };
+    const browser = new Browser();
+    expect((await browser.get(`/oauth/webview?code=${encodeURIComponent(code)}`)).status).toBe(303);
+    return { browser, web, userId };
   }
 
-  function logout(cookie: string | null, query = "", headers: Record<string, string> = {}) {
-    return call(`/oauth/logout${query}`, {
-      headers: { ...(cookie && { Cookie: cookie }), ...headers },
-      redirect: "manual",
-    });
+  async function signOut(browser: Browser, query = "", title = "Sign out?") {
+    const page = await expectBrowserPage(await browser.get(`/oauth/logout${query}`), 200, title);
+    return browser.submit(page, {});
   }
 
-  it("ends the session server-side, removes the cookie, and redirects to a registered URI", async () => {
-    const { cookie, web, userId } = await signedIn();
+  it("asks first, then ends the session server-side, removes the cookie, and redirects to a registered URI", async () => {
+    const { browser, web, userId } = await signedIn();
     const query = `?client_id=${web.id}&redirect_uri=${encodeURIComponent(CALLBACK)}`;
-    const res = await logout(cookie, query);
+    const res = await signOut(browser, query);
     expect(res.status).toBe(303);
     expect(res.headers.get("Location")).toBe(CALLBACK);
-    expect(res.headers.get("Set-Cookie")).toMatch(/^__Host-session=;.*Max-Age=0/);
+    expect(res.headers.getSetCookie().find((c) => c.startsWith("__Host-session="))).toMatch(/Max-Age=0/);
     expect((await sessionsOf(userId))[0]!.revoked).not.toBeNull();
+  });
+
+  it("ends nothing on a GET, such as another site can make a browser send", async () => {
+    const { browser, userId } = await signedIn();
+    const res = await browser.get("/oauth/logout");
+    await expectBrowserPage(res, 200, "Sign out?");
+    expect(res.headers.getSetCookie().some((c) => c.startsWith("__Host-session="))).toBe(false);
+    expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
+  });
+
+  it("ends nothing on a POST without the page's CSRF token, and shows the page again", async () => {
+    const { browser, userId } = await signedIn();
+    const page = await expectBrowserPage(await browser.get("/oauth/logout"), 200, "Sign out?");
+    const forged = await browser.submit(page, { csrf: "forged" });
+    await expectBrowserPage(forged, 403, "Sign out?");
+    const bare = await new Browser().submit(page, {});
+    await expectBrowserPage(bare, 403, "Sign out?");
+    expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
   });
 
   it.each([
@@ -230,28 +285,33 @@ describe("GET /oauth/logout", () => {
     ["a client that does not exist", () => `?client_id=nobody-at-all&redirect_uri=${encodeURIComponent(CALLBACK)}`],
     ["nothing", () => ""],
   ])("signs out and shows a page, going nowhere, for %s", async (_, query) => {
-    const { cookie, web, userId } = await signedIn();
-    const res = await logout(cookie, query(web.id));
+    const { browser, web, userId } = await signedIn();
+    const res = await signOut(browser, query(web.id));
     expect(res.status).toBe(200);
     expect(res.headers.get("Location")).toBeNull();
     expect(await res.text()).toContain("<h1>You are signed out</h1>");
     expect((await sessionsOf(userId))[0]!.revoked).not.toBeNull();
   });
 
-  it("leaves sessions alone for a forged cookie, and answers without one", async () => {
-    const { cookie, userId } = await signedIn();
-    const [name, value] = cookie.split("=") as [string, string];
-    const [id] = value.split(".");
-    expect((await logout(`${name}=${id}.${"A".repeat(43)}`)).status).toBe(200);
+  it("goes on at once without a live session, as there is nothing to end; a forged cookie ends nothing", async () => {
+    const { browser, web, userId } = await signedIn();
+    const [id] = browser.cookies.get("__Host-session")!.split(".");
+    const forged = new Browser();
+    forged.cookies.set("__Host-session", `${id}.${"A".repeat(43)}`);
+    await expectBrowserPage(await forged.get("/oauth/logout"), 200, "You are signed out");
     expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
-    expect((await logout(null)).status).toBe(200);
+    const query = `?client_id=${web.id}&redirect_uri=${encodeURIComponent(CALLBACK)}`;
+    const res = await new Browser().get(`/oauth/logout${query}`);
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe(CALLBACK);
   });
 
   it("speaks the browser's language, and refuses HEAD without signing out", async () => {
-    const { cookie, userId } = await signedIn();
+    const { browser, userId } = await signedIn();
+    const cookie = `__Host-session=${browser.cookies.get("__Host-session")}`;
     expect((await call("/oauth/logout", { method: "HEAD", headers: { Cookie: cookie } })).status).toBe(405);
     expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
-    const res = await logout(cookie, "", { "Accept-Language": "sv" });
+    const res = await signOut(browser, "?locale=sv_SE", "Logga ut?");
     expect(await res.text()).toContain("<h1>Du är utloggad</h1>");
   });
 });

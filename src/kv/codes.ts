@@ -60,6 +60,16 @@ async function findExchangeCode(
   return { key, record: await readRecord(env.CODES, key, exchangeCodeRecordSchema) };
 }
 
+/** The record of a live code of `type`, read without spending it (for a page that asks first). */
+export async function peekExchangeCode(
+  env: Bindings,
+  code: string,
+  type: ExchangeType,
+): Promise<ExchangeCodeRecord | null> {
+  const { record } = await findExchangeCode(env, code);
+  return record?.type === type && Date.now() < record.expiresAt ? record : null;
+}
+
 /** What spending a code came to. `replayed` carries the grant its first redemption started, and whose. */
 export type SpentCode =
   | { outcome: "spent"; record: ExchangeCodeRecord }

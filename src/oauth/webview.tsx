@@ -6,79 +6,150 @@
  * redirect URI, signed in, its previous session (if any) ended. A bad, expired or used code gets a
  * page saying so, never a session; a replayed code also ends the session its first use started,
  * also when the two race. HEAD is refused, so that link previews do not spend the code.
+ *
+ * A browser already signed in as another user is not switched silently (someone else's code,
+ * opened in a victim's browser, would sign the victim in as that someone: login CSRF): it gets a
+ * page naming both accounts, whose button (POST, with a CSRF token) spends the code. That page
+ * may not be framed, so no other site can trick the click.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
 import { findClient } from "../db/queries/clients";
-import { findUserRefusal } from "../db/queries/users";
+import { findPrimaryEmails, findUserRefusal } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
-import { spendExchangeCode } from "../kv/codes";
-import { LOCALE_PARAMETER, pageLocale } from "../pages/locale";
+import { isForm } from "../http/media-type";
+import { peekExchangeCode, spendExchangeCode } from "../kv/codes";
+import { type Locale, LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
 import { redirectTo } from "./authorization-response";
+import { csrfToken, csrfTokenValid } from "./csrf";
 import { isRegisteredRedirectUri } from "./redirect-uri";
-import { newSessionId, revokeStartingSession, startSession, REMEMBERED_SESSION_LIFETIME } from "./sessions";
+import {
+  newSessionId,
+  presentedSession,
+  revokeStartingSession,
+  startSession,
+  REMEMBERED_SESSION_LIFETIME,
+} from "./sessions";
 
 const MAX_CODE_LENGTH = 256;
 
-export const webviewRoutes = new Hono<AppEnv>().get(
-  "/webview",
-  describeRoute({
-    name: "Open a webview session",
-    controller: "oauth/webview#show",
-    description:
-      "The webview entry: `code` is a `session` exchange code (POST /api/2/oauth/exchange). Starts a browser session for its user and redirects (303) to the code's redirect URI; a bad, expired or used code gets an HTML page (400 or 410). `locale` (en_US, nb_NO, sv_SE) picks the page's language before Accept-Language.",
-    parameters: [{ name: "code", in: "query", required: true, schema: { type: "string" } }, LOCALE_PARAMETER],
-    success: { status: 303, data: z.null(), redirect: true },
-  }),
-  async (c) => {
-    // Link previews and prefetchers send HEAD: answered without spending the code.
-    if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET" });
-    const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
-    const text = MESSAGES[locale];
-    const page = (status: 400 | 410, message: { title: string; text: string }) =>
-      renderPage(c, status, { locale, title: message.title, body: <p>{message.text}</p> }, { frameable: true });
+export const webviewRoutes = new Hono<AppEnv>()
+  .get(
+    "/webview",
+    describeRoute({
+      name: "Open a webview session",
+      controller: "oauth/webview#show",
+      description:
+        "The webview entry: `code` is a `session` exchange code (POST /api/2/oauth/exchange). Starts a browser session for its user and redirects (303) to the code's redirect URI; a bad, expired or used code gets an HTML page (400 or 410). A browser signed in as another user gets a page (200) that names both accounts and asks before switching. `locale` (en_US, nb_NO, sv_SE) picks the page's language before Accept-Language.",
+      parameters: [{ name: "code", in: "query", required: true, schema: { type: "string" } }, LOCALE_PARAMETER],
+      success: { status: 303, data: z.null(), redirect: true },
+    }),
+    async (c) => {
+      // Link previews and prefetchers send HEAD: answered without spending the code.
+      if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET" });
+      const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
+      const codes = c.req.queries("code") ?? [];
+      const [code] = codes;
+      if (codes.length !== 1 || !code || code.length > MAX_CODE_LENGTH) return failurePage(c, locale, 400);
+      const switchPage = await accountSwitchPage(c, code, locale);
+      return switchPage ?? openSession(c, code, locale);
+    },
+  )
+  .post(
+    "/webview",
+    describeRoute({
+      name: "Switch the webview's account",
+      controller: "oauth/webview#create",
+      description:
+        "The account-switch page's form (`code`, `csrf`, `locale`): spends the code as the webview entry does, ending the browser's session for the code's user's, and redirects (303) to the code's redirect URI.",
+      success: { status: 303, data: z.null(), redirect: true },
+    }),
+    async (c) => {
+      const fallback = pageLocale(undefined, c.req.header("Accept-Language"));
+      if (!isForm(c.req.header("Content-Type"))) return failurePage(c, fallback, 400);
+      const form = new URLSearchParams(await c.req.text());
+      const locale = pageLocale(form.get("locale") ?? undefined, c.req.header("Accept-Language"));
+      const code = form.get("code") ?? "";
+      if (!code || code.length > MAX_CODE_LENGTH || !(await csrfTokenValid(c, form.get("csrf")))) {
+        return failurePage(c, locale, 400);
+      }
+      return openSession(c, code, locale);
+    },
+  );
 
-    const codes = c.req.queries("code") ?? [];
-    const [code] = codes;
-    if (codes.length !== 1 || !code || code.length > MAX_CODE_LENGTH) return page(400, text.linkInvalid);
-    const now = nowInSeconds();
-    const session = await newSessionId(c.env);
-    const spent = await spendExchangeCode(c.env, code, { type: "session" }, session.idHash, c.get("timing"));
-    switch (spent.outcome) {
-      case "invalid":
-      case "redirect_mismatch":
-      case "verifier_mismatch":
-        return page(400, text.linkInvalid);
-      case "expired":
-        return page(410, text.linkExpired);
-      case "replayed":
-        if (spent.grant) await revokeStartingSession(c, spent.clientId, spent.grant, now);
-        return page(410, text.linkUsed);
-    }
-    const { record } = spent;
-    const db = c.get("db")();
-    // The client and its redirect URI as they are now, and a user who may still sign in.
-    const [target, refusal] = await Promise.all([findClient(db, record.clientId), findUserRefusal(db, record.userId)]);
-    if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri) || refusal !== undefined) {
-      return page(400, text.linkInvalid);
-    }
-    const started = await startSession(
-      c,
-      session,
-      {
-        userId: record.userId,
-        clientId: target.id,
-        lifetime: REMEMBERED_SESSION_LIFETIME,
-        persistent: true,
-        replayable: true,
-      },
-      now,
-    );
-    if (!started) return page(410, text.linkUsed);
-    return redirectTo(c, record.redirectUri);
-  },
-);
+/**
+ * The page that asks before a code signs the browser in as another user than its session's;
+ * null when there is nothing to ask (no session, the same user, or a code that will fail anyway).
+ */
+async function accountSwitchPage(c: Context<AppEnv>, code: string, locale: Locale): Promise<Response | null> {
+  const [session, record] = await Promise.all([
+    presentedSession(c, nowInSeconds()),
+    peekExchangeCode(c.env, code, "session"),
+  ]);
+  if (!session || !record || record.userId === session.userId) return null;
+  const emails = await findPrimaryEmails(c.get("db")(), [session.userId, record.userId]);
+  const text = MESSAGES[locale].accountSwitch;
+  const body = (
+    <>
+      <p>{text.current(emails.get(session.userId) ?? "")}</p>
+      <p>{text.next(emails.get(record.userId) ?? "")}</p>
+      <form method="post" action="/oauth/webview">
+        <input type="hidden" name="code" value={code} />
+        <input type="hidden" name="locale" value={locale} />
+        <input type="hidden" name="csrf" value={await csrfToken(c)} />
+        <button type="submit">{text.confirm}</button>
+      </form>
+      <p>{text.cancel}</p>
+    </>
+  );
+  return renderPage(c, 200, { locale, title: text.title, body }, { redirectsTo: [record.redirectUri] });
+}
+
+/** Spends the code and starts its user's session, ending the browser's previous one. */
+async function openSession(c: Context<AppEnv>, code: string, locale: Locale): Promise<Response> {
+  const now = nowInSeconds();
+  const session = await newSessionId(c.env);
+  const spent = await spendExchangeCode(c.env, code, { type: "session" }, session.idHash, c.get("timing"));
+  switch (spent.outcome) {
+    case "invalid":
+    case "redirect_mismatch":
+    case "verifier_mismatch":
+      return failurePage(c, locale, 400);
+    case "expired":
+      return failurePage(c, locale, 410, "expired");
+    case "replayed":
+      if (spent.grant) await revokeStartingSession(c, spent.clientId, spent.grant, now);
+      return failurePage(c, locale, 410, "used");
+  }
+  const { record } = spent;
+  const db = c.get("db")();
+  // The client and its redirect URI as they are now, and a user who may still sign in.
+  const [target, refusal] = await Promise.all([findClient(db, record.clientId), findUserRefusal(db, record.userId)]);
+  if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri) || refusal !== undefined) {
+    return failurePage(c, locale, 400);
+  }
+  const started = await startSession(
+    c,
+    session,
+    {
+      userId: record.userId,
+      clientId: target.id,
+      lifetime: REMEMBERED_SESSION_LIFETIME,
+      persistent: true,
+      replayable: true,
+    },
+    now,
+  );
+  if (!started) return failurePage(c, locale, 410, "used");
+  return redirectTo(c, record.redirectUri);
+}
+
+function failurePage(c: Context<AppEnv>, locale: Locale, status: 400 | 410, reason?: "expired" | "used") {
+  const text = MESSAGES[locale];
+  const message = reason === "expired" ? text.linkExpired : reason === "used" ? text.linkUsed : text.linkInvalid;
+  return renderPage(c, status, { locale, title: message.title, body: <p>{message.text}</p> }, { frameable: true });
+}

@@ -9,6 +9,16 @@ type Messages = {
   linkExpired: Text;
   linkUsed: Text;
   signedOut: Text;
+  /** GET /oauth/logout with a live session asks first. */
+  signOut: { title: string; text: string; confirm: string };
+  /** The webview entry, opened with another user's code than the browser's session's. */
+  accountSwitch: {
+    title: string;
+    current: (email: string) => string;
+    next: (email: string) => string;
+    confirm: string;
+    cancel: string;
+  };
   /** The authorization request cannot go back to the client: no registered URI to send it to. */
   requestInvalid: Text;
   signIn: {
@@ -49,6 +59,14 @@ export const MESSAGES: Record<Locale, Messages> = {
       text: "A link signs in once. Go back to the app and open the page again.",
     },
     signedOut: { title: "You are signed out", text: "You can close this page." },
+    signOut: { title: "Sign out?", text: "Sign out of your account on this device?", confirm: "Sign out" },
+    accountSwitch: {
+      title: "Switch account?",
+      current: (email) => `This browser is signed in as ${email}.`,
+      next: (email) => `The app that opened this page asks to sign in as ${email} instead.`,
+      confirm: "Switch account",
+      cancel: "If you did not expect this, close this page: nothing changes.",
+    },
     requestInvalid: {
       title: "Sign-in cannot start",
       text: "The site that sent you here made a request we cannot accept. Go back and try again, or contact the site.",
@@ -109,6 +127,14 @@ export const MESSAGES: Record<Locale, Messages> = {
       text: "En lenke logger inn én gang. Gå tilbake til appen og åpne siden på nytt.",
     },
     signedOut: { title: "Du er logget ut", text: "Du kan lukke denne siden." },
+    signOut: { title: "Logge ut?", text: "Logge ut av kontoen din på denne enheten?", confirm: "Logg ut" },
+    accountSwitch: {
+      title: "Bytte konto?",
+      current: (email) => `Denne nettleseren er logget inn som ${email}.`,
+      next: (email) => `Appen som åpnet denne siden, vil logge inn som ${email} i stedet.`,
+      confirm: "Bytt konto",
+      cancel: "Hvis du ikke ventet dette, lukk denne siden: ingenting endres.",
+    },
     requestInvalid: {
       title: "Innloggingen kan ikke starte",
       text: "Nettstedet som sendte deg hit, sendte en forespørsel vi ikke kan godta. Gå tilbake og prøv igjen, eller kontakt nettstedet.",
@@ -169,6 +195,14 @@ export const MESSAGES: Record<Locale, Messages> = {
       text: "En länk loggar in en gång. Gå tillbaka till appen och öppna sidan igen.",
     },
     signedOut: { title: "Du är utloggad", text: "Du kan stänga den här sidan." },
+    signOut: { title: "Logga ut?", text: "Logga ut från ditt konto på den här enheten?", confirm: "Logga ut" },
+    accountSwitch: {
+      title: "Byta konto?",
+      current: (email) => `Den här webbläsaren är inloggad som ${email}.`,
+      next: (email) => `Appen som öppnade den här sidan vill logga in som ${email} i stället.`,
+      confirm: "Byt konto",
+      cancel: "Om du inte väntade dig detta, stäng sidan: inget ändras.",
+    },
     requestInvalid: {
       title: "Inloggningen kan inte starta",
       text: "Webbplatsen som skickade dig hit gjorde en begäran vi inte kan godta. Gå tillbaka och försök igen, eller kontakta webbplatsen.",

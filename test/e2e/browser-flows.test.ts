@@ -21,7 +21,7 @@ const FLAGS = [
   "--disable-sync",
 ];
 const [web, app, fjord] = demo.clients as unknown as [Client, Client, Client];
-const [ingrid, erik] = demo.users as unknown as [DemoUser, DemoUser];
+const [ingrid, erik, , aase] = demo.users as unknown as [DemoUser, DemoUser, DemoUser, DemoUser];
 type Client = { id: string; secret: string; redirectUris: string[]; defaultRedirectUri: string | null };
 type DemoUser = { userId: string; email: string; password: string };
 
@@ -125,10 +125,34 @@ async function mailedLink(email: string): Promise<string> {
 describe("browser flows in Chromium", () => {
   // First: erik has not yet granted the app access, so each locale's run sees its consent page.
   describe.each([
-    ["en_US", "Sign in", "Allow access", "Check your e-mail", "You are signed out", "Sign-in cannot start"],
-    ["nb_NO", "Logg inn", "Gi tilgang", "Sjekk e-posten din", "Du er logget ut", "Innloggingen kan ikke starte"],
-    ["sv_SE", "Logga in", "Ge åtkomst", "Kolla din e-post", "Du är utloggad", "Inloggningen kan inte starta"],
-  ])("every page in %s", (locale, signInTitle, consentTitle, sentTitle, signedOutTitle, errorTitle) => {
+    [
+      "en_US",
+      "Sign in",
+      "Allow access",
+      "Check your e-mail",
+      "Sign out?",
+      "You are signed out",
+      "Sign-in cannot start",
+    ],
+    [
+      "nb_NO",
+      "Logg inn",
+      "Gi tilgang",
+      "Sjekk e-posten din",
+      "Logge ut?",
+      "Du er logget ut",
+      "Innloggingen kan ikke starte",
+    ],
+    [
+      "sv_SE",
+      "Logga in",
+      "Ge åtkomst",
+      "Kolla din e-post",
+      "Logga ut?",
+      "Du är utloggad",
+      "Inloggningen kan inte starta",
+    ],
+  ])("every page in %s", (locale, signInTitle, consentTitle, sentTitle, signOutTitle, signedOutTitle, errorTitle) => {
     it("has no accessibility violations (axe-core)", async () => {
       const session = await newContext({ locale: locale.replace("_", "-") });
       const { context, page } = session;
@@ -164,6 +188,9 @@ describe("browser flows in Chromium", () => {
       await expectNoAxeViolations(page);
 
       await page.goto(`${server.base}/oauth/logout?locale=${locale}`);
+      await heading(signOutTitle);
+      await expectNoAxeViolations(page);
+      await page.locator("form button").click();
       await heading(signedOutTitle);
       await expectNoAxeViolations(page);
 
@@ -208,6 +235,20 @@ describe("browser flows in Chromium", () => {
     const params = await backAtClient(session, web);
     expect(params.get("state")).toBe("e2e-state");
     expect((await redeem(web, params.get("code")!)).body.user_id).toBe(ingrid.userId);
+    await context.close();
+  });
+
+  it("signs in with an internationalized address typed into the login page", async () => {
+    expect(aase.email).toBe("åse.ærø@bücher.example");
+    const session = await newContext();
+    const { context, page } = session;
+    await page.goto(authorizeUrl(web));
+    // Typed key by key, as a person would: a browser's checks of an e-mail field apply to typing.
+    await page.getByLabel("E-mail address").pressSequentially(aase.email);
+    await page.getByLabel("Password").fill(aase.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const params = await backAtClient(session, web);
+    expect((await redeem(web, params.get("code")!)).body.user_id).toBe(aase.userId);
     await context.close();
   });
 

@@ -48,6 +48,12 @@ export async function findAddressOwner(
     .get();
 }
 
+/** The primary e-mail addresses of users, by id; users without one, or unknown, are left out. */
+export async function findPrimaryEmails(db: Database, userIds: number[]): Promise<Map<number, string>> {
+  const rows = await db.select({ id: users.id, email: users.email }).from(users).where(inArray(users.id, userIds));
+  return new Map(rows.flatMap(({ id, email }) => (email === null ? [] : [[id, email] as const])));
+}
+
 /** The user's status, or undefined when there is no such user. */
 export async function findUserStatus(db: Database, userId: number): Promise<number | undefined> {
   const row = await db.select({ status: users.status }).from(users).where(eq(users.id, userId)).get();
