@@ -3,6 +3,7 @@ import type { RateLimiter, RateLimitFigures } from "./durable-objects/rate-limit
 import type { RouteInfo } from "./http/container";
 import type { ResponseFormat } from "./http/format";
 import type { Caller } from "./middleware/auth";
+import type { LinkRequestMessage } from "./schemas/link-request";
 
 /** Everything wrangler.toml and the secrets give the Worker. */
 export type Bindings = {
@@ -10,6 +11,8 @@ export type Bindings = {
   /** Exchange codes and sign-in tokens (key layout in docs/storage.md). */
   CODES: KVNamespace;
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  /** The login page's sign-in link requests, made and mailed by the consumer (queues/link-requests.ts). */
+  LINK_REQUESTS: Queue<LinkRequestMessage>;
   ENVIRONMENT: string;
   BASE_URL: string;
   TOKEN_SIGNING_KEYS: string;

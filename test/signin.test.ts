@@ -1,4 +1,4 @@
-import { createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -6,8 +6,8 @@ import { openDatabase } from "../src/db/client";
 import { userClients, users } from "../src/db/schema";
 import { s256Challenge } from "../src/kv/codes";
 import worker from "../src/index";
-import { Browser, expectPage, redirectParameters } from "./helpers/browser";
-import { basicAuth, bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
+import { Browser, expectPage, hiddenFields, redirectParameters } from "./helpers/browser";
+import { BASE, basicAuth, bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
 const CALLBACK = "https://test.example/callback";
@@ -29,16 +29,19 @@ async function shop(overrides: Record<string, unknown> = {}) {
 function mailbox() {
   const log = vi.spyOn(console, "log");
   return {
-    /** The newest link sent to `email`, waiting for it a moment (the login page mails after answering). */
+    /** The newest link sent to `email`, waiting for it (the login page's are made by the queue's consumer). */
     link(email: string): Promise<string> {
-      return vi.waitFor(() => {
-        const printed = log.mock.calls
-          .map((call) => String(call[0]))
-          .filter((text) => text.includes(`mail to ${email}:`));
-        const url = /https:\/\/accounts\.test\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(printed.at(-1) ?? "")?.[0];
-        if (!url) throw new Error(`no link was mailed to ${email}`);
-        return url.replace("https://accounts.test", "");
-      });
+      return vi.waitFor(
+        () => {
+          const printed = log.mock.calls
+            .map((call) => String(call[0]))
+            .filter((text) => text.includes(`mail to ${email}:`));
+          const url = /https:\/\/accounts\.test\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(printed.at(-1) ?? "")?.[0];
+          if (!url) throw new Error(`no link was mailed to ${email}`);
+          return url.replace("https://accounts.test", "");
+        },
+        { timeout: 10_000 },
+      );
     },
     printed: () => log.mock.calls.map((call) => String(call[0])).join("\n"),
   };
@@ -477,6 +480,33 @@ describe("the login page's sign-in link", () => {
     const other = new Browser({ "CF-Connecting-IP": "198.51.100.8" });
     const page = await (await other.get(`/oauth/authorize?${query}`)).text();
     expect((await other.submit(page, { action: "link", email: "one-more@example.org" })).status).toBe(200);
+  });
+
+  it("queues the request and answers: nothing for the address is done by the request, before or after answering", async () => {
+    const client = await shop({ grantTypes: ["client_credentials", "authorization_code"] });
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const mail = mailbox();
+    const query = `client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code`;
+    const browser = new Browser();
+    const login = await (await browser.get(`/oauth/authorize?${query}`)).text();
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request(`${BASE}/oauth/authorize`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie },
+        body: new URLSearchParams({ ...hiddenFields(login), action: "link", email: user.email }),
+      }),
+      env,
+      ctx,
+    );
+    // Everything the request left running has ended, and no mail went out from it: the address
+    // that gets mail costs the request what a blocked one costs.
+    await waitOnExecutionContext(ctx);
+    await expectPage(res, 200, "Check your e-mail");
+    expect(mail.printed()).not.toContain(`mail to ${user.email}:`);
+    // The queue's consumer makes and mails the link.
+    redirectParameters((await confirm(new Browser(), await mail.link(user.email))).res);
   });
 
   it("answers the same page for an unknown or blocked address, sending nothing to a blocked one", async () => {

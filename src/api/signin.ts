@@ -58,7 +58,8 @@ export const signinRoutes = new Hono<AppEnv>().post(
     if (context !== null && (context.length > MAX_CONTEXT_LENGTH || CONTROL.test(context))) throw notCreated(400);
 
     const outcome = await requestSignInLink(
-      c,
+      c.env,
+      c.get("db")(),
       {
         client,
         email,

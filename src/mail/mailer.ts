@@ -11,10 +11,10 @@
  * Every mail gets a row and a `sent` or `failed` event in one batch, whatever the provider said,
  * so a failure is never lost; the caller decides what to answer, never a 500.
  */
-import type { Context } from "hono";
 import { base64url } from "jose";
+import type { Database } from "../db/client";
 import { insertMail } from "../db/queries/mails";
-import type { AppEnv } from "../env";
+import type { Bindings } from "../env";
 
 export type Message = {
   template: string;
@@ -30,11 +30,10 @@ const PROVIDER_TIMEOUT_MS = 10_000;
 type Delivery = { sent: true } | { sent: false; reason: string };
 
 /** Sends the message and records it; answers whether it went out. */
-export async function sendMail(c: Context<AppEnv>, message: Message, now: number): Promise<boolean> {
-  const from = { name: SENDER.name, email: c.env.MAIL_FROM ?? SENDER.email };
-  const delivery = await deliver(c, from, message);
+export async function sendMail(env: Bindings, db: Database, message: Message, now: number): Promise<boolean> {
+  const from = { name: SENDER.name, email: env.MAIL_FROM ?? SENDER.email };
+  const delivery = await deliver(env, from, message);
   if (!delivery.sent) console.warn(`mail ${message.template} not sent: ${delivery.reason}`);
-  const db = c.get("db")();
   await insertMail(
     db,
     {
@@ -53,8 +52,8 @@ export async function sendMail(c: Context<AppEnv>, message: Message, now: number
   return delivery.sent;
 }
 
-async function deliver(c: Context<AppEnv>, from: { name: string; email: string }, message: Message): Promise<Delivery> {
-  const { MAIL_API_URL: url, MAIL_API_KEY: key, ENVIRONMENT } = c.env;
+async function deliver(env: Bindings, from: { name: string; email: string }, message: Message): Promise<Delivery> {
+  const { MAIL_API_URL: url, MAIL_API_KEY: key, ENVIRONMENT } = env;
   if (!url) {
     if (ENVIRONMENT !== "development") return { sent: false, reason: "no mail provider is configured" };
     console.log(`\n--- mail to ${message.to.email}: ${message.subject}\n${message.text}\n---\n`);

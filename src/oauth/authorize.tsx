@@ -10,7 +10,7 @@
  *
  * - `action=login`: e-mail and password, with the password grant's verification and per-account
  *   throttle (password-sign-in.ts); success starts the browser session.
- * - `action=link`: e-mails a sign-in link that finishes this request (signin-links.ts).
+ * - `action=link`: queues a sign-in link that finishes this request (queues/link-requests.ts).
  * - `action=approve` / `action=deny`: the consent page's answer, for the session's user, taken
  *   only with the page's consent ticket (consent.ts): a login page has none. Approval is
  *   remembered as the user's connection to the client.
@@ -32,6 +32,7 @@ import { ConsentForm, type FormContext, SignInForm } from "../pages/authorize";
 import { clientStyle } from "../pages/client-style";
 import { type Locale, LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
+import { queueLinkRequest } from "../queues/link-requests";
 import { type PageStatus, renderPage } from "../pages/page";
 import { canonicalEmailAddress } from "../schemas/email-address";
 import { requestedFields } from "../schemas/client-fields";
@@ -48,7 +49,6 @@ import {
   type SignedIn,
   startSession,
 } from "./sessions";
-import { requestSignInLink } from "./signin-links";
 
 /** Sign-in links the login page mails for one network address, per client, in 15 minutes. */
 const LINKS_PER_IP = 20;
@@ -156,22 +156,16 @@ export const authorizeRoutes = new Hono<AppEnv>()
         if (!allowed.allowed) {
           return signInPage(flow, 429, { alert: text.throttled, email }, { "Retry-After": String(allowed.retryAfter) });
         }
-        // Whatever comes of it (sent, blocked, unknown), the same page, answered before the work is
-        // done, so that neither its text nor its timing tells who is registered.
-        const request = requestSignInLink(
-          c,
-          {
-            client,
-            email: address,
-            redirectUri: flow.request.redirectUri,
-            remember: form.get("remember") === "1",
-            context: null,
-            locale,
-            authorization: flow.request.parameters,
-          },
-          now,
-        );
-        c.executionCtx.waitUntil(request.catch((err: Error) => console.error(`sign-in link not sent: ${err.name}`)));
+        // Whatever comes of it (sent, blocked, unknown, unverified), the same page after the same
+        // work: the request is queued, and whether a link is mailed is decided off this request.
+        await queueLinkRequest(c.env, {
+          clientId: client.id,
+          email: address,
+          redirectUri: flow.request.redirectUri,
+          remember: form.get("remember") === "1",
+          locale,
+          authorization: flow.request.parameters,
+        });
         const sent = MESSAGES[locale].linkSent;
         return page(flow, 200, sent.title, <p>{sent.text}</p>);
       }

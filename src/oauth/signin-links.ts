@@ -10,6 +10,7 @@
  * connects a user to a client the user has not approved.
  */
 import type { Context } from "hono";
+import type { Database } from "../db/client";
 import type { ClientRecord } from "../db/queries/clients";
 import { claimUnownedMails } from "../db/queries/mails";
 import { findClient } from "../db/queries/clients";
@@ -21,7 +22,7 @@ import {
 } from "../db/queries/signin-requests";
 import { findAddressOwner, insertSignedInUser, newUserId, recordLinkSignIn } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
-import type { AppEnv } from "../env";
+import type { AppEnv, Bindings } from "../env";
 import {
   findSignInLink,
   newSignInToken,
@@ -62,11 +63,11 @@ export function linkAuthorization(clientId: string, redirectUri: string): Record
 export type LinkRequestOutcome = "sent" | "blocked" | "refused" | "unverified" | "too_soon" | "not_sent";
 
 export async function requestSignInLink(
-  c: Context<AppEnv>,
+  env: Bindings,
+  db: Database,
   request: LinkRequest,
   now: number,
 ): Promise<LinkRequestOutcome> {
-  const db = c.get("db")();
   const owner = await findAddressOwner(db, request.email);
   if (owner) {
     const refusal = REFUSED_USER_STATUSES[owner.user.status];
@@ -75,7 +76,7 @@ export async function requestSignInLink(
   }
   const subject = linkSubject(owner?.user.id, request.email);
   const expires = now + SIGNIN_LINK_LIFETIME_SECONDS;
-  const { token, tokenHash } = await newSignInToken(c.env);
+  const { token, tokenHash } = await newSignInToken(env);
   // D1 first: a request refused as too soon writes nothing to KV.
   const replaced = await replaceSigninRequest(
     db,
@@ -83,7 +84,7 @@ export async function requestSignInLink(
     now - SIGNIN_RESEND_SECONDS,
   );
   if (!replaced) return "too_soon";
-  await storeSignInLink(c.env, tokenHash, {
+  await storeSignInLink(env, tokenHash, {
     subject,
     email: request.email,
     clientId: request.client.id,
@@ -96,9 +97,10 @@ export async function requestSignInLink(
   });
 
   const mail = SIGNIN_MAIL[request.locale];
-  const url = `${c.env.BASE_URL}/oauth/signin?token=${token}`;
+  const url = `${env.BASE_URL}/oauth/signin?token=${token}`;
   const sent = await sendMail(
-    c,
+    env,
+    db,
     {
       template: "signin",
       to: { email: request.email, name: owner?.user.displayName ?? null, userId: owner?.user.id ?? null },
