@@ -147,27 +147,41 @@ describe("GET /oauth/authorize: login, consent, code", () => {
     expect(texts[0]).toBe(texts[1]);
   });
 
-  it("throttles password guessing as the password grant does, and shares the count with it", async () => {
-    const client = await webClient({ grantTypes: ["authorization_code", "password"] });
+  it("holds a network's password guesses as the password grant does, and shares the account's count with it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+    const client = await webClient({ grantTypes: ["authorization_code", "password"], autoApprove: true });
     const user = await createUser(nextUser++);
-    const browser = new Browser();
+    const browser = new Browser({ "CF-Connecting-IP": "198.51.100.30" });
     const login = await (await browser.get(authorizePath(client.id))).text();
-    let last: Response | undefined;
-    for (let attempt = 0; attempt < 10; attempt++) {
-      last = await browser.submit(login, { action: "login", email: user.email, password: "wrong" });
-      if (last.status === 429) break;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const res = await browser.submit(login, { action: "login", email: user.email, password: "wrong" });
+      await expectPage(res, 401, "Sign in");
     }
-    await expectPage(last!, 429, "Sign in");
-    expect(Number(last!.headers.get("Retry-After"))).toBeGreaterThan(0);
-    // The right password is refused too while throttled, here and at the password grant.
-    const right = await browser.submit(login, { action: "login", email: user.email, password: user.password });
-    expect(right.status).toBe(429);
-    const grant = await postForm(
-      "/oauth/token",
-      { grant_type: "password", username: user.email, password: user.password, redirect_uri: CALLBACK },
-      basicAuth(client.id, client.secret),
-    );
-    expect(grant.status).toBe(420);
+    // The right password is refused too while this network is held.
+    const refused = await browser.submit(login, { action: "login", email: user.email, password: user.password });
+    await expectPage(refused, 429, "Sign in");
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(60);
+
+    // The client's server is another network, held by its own failures alike...
+    const grant = (password: string) =>
+      postForm(
+        "/oauth/token",
+        { grant_type: "password", username: user.email, password, redirect_uri: CALLBACK },
+        { ...basicAuth(client.id, client.secret), "CF-Connecting-IP": "192.0.2.60" },
+      );
+    for (let attempt = 0; attempt < 5; attempt++) expect((await grant("wrong")).status).toBe(400);
+    const held = await grant(user.password);
+    expect(held.status).toBe(420);
+    expect(Number(held.headers.get("Retry-After"))).toBeGreaterThan(60);
+    // ...and its five make the account's ten: a third network waits a second, with the right password too.
+    const elsewhere = new Browser({ "CF-Connecting-IP": "198.51.100.31" });
+    const page = await (await elsewhere.get(authorizePath(client.id))).text();
+    const right = { action: "login", email: user.email, password: user.password };
+    const waiting = await elsewhere.submit(page, right);
+    await expectPage(waiting, 429, "Sign in");
+    expect(waiting.headers.get("Retry-After")).toBe("1");
+    vi.setSystemTime(Date.now() + 1000);
+    expect(redirectParameters(await elsewhere.submit(page, right)).params.get("code")).toBeTruthy();
   });
 
   it("refuses a post without the CSRF token, or with another browser's, and signs nobody in", async () => {

@@ -357,7 +357,7 @@ describe("password guessing", () => {
   const attempt = (client: { id: string; secret: string }, password: string, username = erik.email) =>
     token({ grant_type: "password", username, password, redirect_uri: redirect }, basicAuth(client.id, client.secret));
 
-  it("locks the account for the client after 5 failures, before checking even a right password", async () => {
+  it("holds the account from this network for the client after 5 failures, before checking even a right password", async () => {
     const client = await createClient({ autoApprove: true });
     for (let i = 0; i < 5; i++) {
       const { res, body } = await attempt(client, `wrong guess ${i}`);

@@ -175,12 +175,57 @@ describe("the rate limiter's storage", () => {
     expect(await runDurableObjectAlarm(limiter)).toBe(true);
     const stored = await runInDurableObject(limiter, (_, state) => ({
       kv: [...state.storage.kv.list()].map(([key]) => key),
-      attempts: state.storage.sql.exec("SELECT account, count FROM sign_in_attempts").toArray(),
+      failures: state.storage.sql
+        .exec("SELECT account, network, count FROM password_failures ORDER BY account, network")
+        .toArray(),
     }));
     expect(stored.kv).toEqual([]);
-    expect(stored.attempts).toEqual([{ account: "user:1002", count: 1 }]);
+    // The account from its network, the account from every network, the network for every account.
+    expect(stored.failures).toEqual([
+      { account: "*", network: "unknown", count: 1 },
+      { account: "user:1002", network: "*", count: 1 },
+      { account: "user:1002", network: "unknown", count: 1 },
+    ]);
     const alarm = await runInDurableObject(limiter, (_, state) => state.storage.getAlarm());
     expect(alarm).toBeGreaterThan(Date.now() + 14 * 60_000);
+  });
+
+  it("keeps the network of a sign-in known for 30 days, then drops it on its alarm", async () => {
+    const client = await createClient({ autoApprove: true });
+    const signedIn = await postForm(
+      "/oauth/token",
+      {
+        grant_type: "password",
+        username: erik.email,
+        password: erik.password,
+        redirect_uri: "https://test.example/callback",
+      },
+      { ...basicAuth(client.id, client.secret), "CF-Connecting-IP": "192.0.2.70" },
+    );
+    expect(signedIn.status).toBe(200);
+    const limiter = rateLimiterFor(env, client.id);
+    const known = () =>
+      runInDurableObject(limiter, (_, state) =>
+        state.storage.sql.exec("SELECT account, network FROM known_networks").toArray(),
+      );
+    expect(await known()).toEqual([{ account: "user:1002", network: "192.0.2.70" }]);
+    try {
+      vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 30 * 24 * 3_600_000 + 1 });
+      expect(await runDurableObjectAlarm(limiter)).toBe(true);
+      expect(await known()).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("password attempts of a Worker from before networks were counted (a rolling deploy)", () => {
+  it("are counted per account as they were: held after 5, taken back by a right password", async () => {
+    const limiter = rateLimiterFor(env, (await createClient()).id);
+    for (let i = 0; i < 5; i++) expect(await limiter.beginSignIn("user:1002")).toEqual({ allowed: true });
+    expect(await limiter.beginSignIn("user:1002")).toMatchObject({ allowed: false });
+    await limiter.signInSucceeded("user:1002");
+    expect(await limiter.beginSignIn("user:1002")).toEqual({ allowed: true });
   });
 });
 

@@ -8,6 +8,7 @@ import { s256Challenge } from "../src/kv/codes";
 import worker from "../src/index";
 import { Browser, expectPage, hiddenFields, redirectParameters } from "./helpers/browser";
 import { BASE, basicAuth, bearer, call, container, postForm, serverToken, userToken } from "./helpers/http";
+import { mailbox } from "./helpers/mailbox";
 import { createClient, createUser } from "./helpers/seed";
 
 const CALLBACK = "https://test.example/callback";
@@ -23,28 +24,6 @@ async function shop(overrides: Record<string, unknown> = {}) {
     ...overrides,
   });
   return { ...client, token: await serverToken(client) };
-}
-
-/** Captures the links the console mailer prints (the local mailer; tests run as development). */
-function mailbox() {
-  const log = vi.spyOn(console, "log");
-  return {
-    /** The newest link sent to `email`, waiting for it (the login page's are made by the queue's consumer). */
-    link(email: string): Promise<string> {
-      return vi.waitFor(
-        () => {
-          const printed = log.mock.calls
-            .map((call) => String(call[0]))
-            .filter((text) => text.includes(`mail to ${email}:`));
-          const url = /https:\/\/accounts\.test\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(printed.at(-1) ?? "")?.[0];
-          if (!url) throw new Error(`no link was mailed to ${email}`);
-          return url.replace("https://accounts.test", "");
-        },
-        { timeout: 10_000 },
-      );
-    },
-    printed: () => log.mock.calls.map((call) => String(call[0])).join("\n"),
-  };
 }
 
 function requestLink(token: string, fields: Record<string, string>) {

@@ -3,7 +3,7 @@
  * SQLite file Miniflare persisted it in, once the runtime has been disposed: the object has no
  * method that reads its counter, and the Worker has (and should have) no endpoint for it.
  * `ctx.storage.kv` lives in the `_cf_KV` table, each value serialized with V8's serializer (which
- * Node's `v8.deserialize` reads); `sign_in_attempts` is the object's own table (docs/storage.md).
+ * Node's `v8.deserialize` reads); `password_failures` is the object's own table (docs/storage.md).
  */
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -15,8 +15,11 @@ export type WindowRecord = { endsAt: number; count: number; leases: Record<strin
 
 export type RateLimiterState = {
   window: WindowRecord | undefined;
-  /** `sign_in_attempts`: account key (`user:<id>`, `name:<hash>`) to its count and end (ms). */
-  signInAttempts: Map<string, { count: number; endsAt: number }>;
+  /**
+   * `password_failures` counted for an account from every network: account key (`user:<id>`,
+   * `name:<hash>`) to its count and end (ms).
+   */
+  passwordFailures: Map<string, { count: number; endsAt: number }>;
 };
 
 /**
@@ -30,14 +33,16 @@ export async function readRateLimiterState(statePath: string, idHex: string): Pr
   try {
     const row = db.prepare("SELECT value FROM _cf_KV WHERE key = ?").get("window") as { value: Uint8Array } | undefined;
     const window = row ? (deserialize(Buffer.from(row.value)) as WindowRecord) : undefined;
-    const signInAttempts = new Map<string, { count: number; endsAt: number }>();
-    const rows = db.prepare("SELECT account, count, ends_at FROM sign_in_attempts").all() as {
+    const passwordFailures = new Map<string, { count: number; endsAt: number }>();
+    const rows = db
+      .prepare("SELECT account, count, ends_at FROM password_failures WHERE network = '*' AND account <> '*'")
+      .all() as {
       account: string;
       count: number;
       ends_at: number;
     }[];
-    for (const { account, count, ends_at } of rows) signInAttempts.set(account, { count, endsAt: ends_at });
-    return { window, signInAttempts };
+    for (const { account, count, ends_at } of rows) passwordFailures.set(account, { count, endsAt: ends_at });
+    return { window, passwordFailures };
   } finally {
     db.close();
   }

@@ -6,14 +6,17 @@
  * remaining quota with the client's policy and revocations, valid LEASE_MS; the slots are counted
  * here when they are handed out, and those left unused are handed back when the isolate lets the
  * lease go. When little quota is left the lease is of one request: every call asks, as exactly as
- * a counter can. It also counts password sign-in attempts per account, so that nobody holding the
- * client's credentials can guess passwords without limit. It is also where the client's one-time
- * values are spent (exchange codes it redeems, its assertions' jti) and where its revoked access
- * tokens are listed until they expire: reads here are strongly consistent, which KV's are not.
- * The client's policy (merchant, quota, window, allow-list, grants) is read from D1 at most every
- * POLICY_TTL_MS per client. Everything survives eviction in the object's storage (the window and
- * its leases in its KV; sign-in attempts, redemptions and revocations in SQLite tables indexed by
- * expiry); one alarm, at most once a minute, deletes what has expired.
+ * a counter can. It also throttles password sign-ins at the client (beginSignIn: per account and
+ * network, per account, per network) and counts the sign-in links mailed per network address, so
+ * that its login page and token endpoint can be used neither to guess passwords without limit nor
+ * to lock a user out. Spraying across clients is counted per client, each in its own object. It
+ * is also where the client's one-time values are spent (exchange codes it redeems, its assertions'
+ * jti) and where its revoked access tokens are listed until they expire: reads here are strongly
+ * consistent, which KV's are not. The client's policy (merchant, quota, window, allow-list,
+ * grants) is read from D1 at most every POLICY_TTL_MS per client. Everything survives eviction in
+ * the object's storage (the window and its leases in its KV; sign-in counters, known networks,
+ * redemptions and revocations in SQLite tables indexed by expiry); one alarm, at most once a
+ * minute, deletes what has expired.
  */
 import { DurableObject } from "cloudflare:workers";
 import { openDatabase } from "../db/client";
@@ -42,9 +45,39 @@ const MAX_LEASE_SLOTS = 10_000;
  */
 const MAX_REVOCATIONS_PER_LEASE = 2_000;
 const WINDOW_KEY = "window";
-/** Failed password sign-ins per account and client before the account is locked for the window. */
-const SIGN_IN_FAILURE_LIMIT = 5;
+/**
+ * Failed password sign-ins for one account from one network before that pair is held for the
+ * rest of the window: what one network may guess at one account.
+ */
+export const SIGN_IN_FAILURE_LIMIT = 5;
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
+/**
+ * An account's failures from all networks that cost no wait: more than one network's limit, so
+ * that a stranger on their own cannot even slow the owner down.
+ */
+const ACCOUNT_FAILURES_BEFORE_DELAY = 10;
+/**
+ * Each failure beyond those doubles the wait before the account's next attempt, from 1 s up to
+ * 60 s: guessing from many networks is held to about one guess a minute, and the owner waits a
+ * minute at most, never the window.
+ */
+const FIRST_DELAY_MS = 1_000;
+const MAX_DELAY_MS = 60_000;
+/**
+ * Failed sign-ins from one network, for any accounts, in the window: password spraying, counted
+ * per client. A browser's network (the login page) is a household's or an office's. At the token
+ * endpoint it is the client's server, through which all of the client's users sign in, so it gets
+ * ten times as many: 20 a minute on average, what some 280,000 sign-ins a day produce at one
+ * failure in ten.
+ */
+const NETWORK_FAILURE_LIMIT: Record<SignInOrigin["caller"], number> = { browser: 30, "client server": 300 };
+/**
+ * A network an account signed in from with its password is spared the account's wait this long
+ * (the longest session): there its owner signs in even while strangers elsewhere keep guessing.
+ */
+const KNOWN_NETWORK_MS = 30 * 24 * 3_600_000;
+/** The network or account column of a counter that counts across all networks or accounts. */
+const EVERY = "*";
 /**
  * A redemption is remembered this long after its value expired (KV keeps a code 60 s from
  * creation, a 30 s code 30 s past expiry), so that a replay is told from an expired value, and
@@ -53,6 +86,12 @@ const SIGN_IN_WINDOW_MS = 15 * 60_000;
 const REDEMPTION_KEPT_AFTER_EXPIRY_MS = 60_000;
 /** Expiry is checked in code; the alarm only reclaims space, so it need not run more often. */
 const MIN_ALARM_INTERVAL_MS = 60_000;
+
+/** The wait after an account's latest failure, once it has `failures` from all networks in the window. */
+function accountDelay(failures: number): number {
+  if (failures < ACCOUNT_FAILURES_BEFORE_DELAY) return 0;
+  return Math.min(FIRST_DELAY_MS * 2 ** (failures - ACCOUNT_FAILURES_BEFORE_DELAY), MAX_DELAY_MS);
+}
 
 /**
  * The client's RateLimiter. Given the request's `timing` (outside production), each call made
@@ -151,6 +190,12 @@ export type Renewal = { outcome: "renewed"; lease: Lease } | { outcome: "ended" 
 export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
 
 /**
+ * Where a password sign-in comes from: the network (one IPv4 address, one IPv6 /64, or "unknown")
+ * and whose it is: the person's browser (the login page) or the client's server (the token endpoint).
+ */
+export type SignInOrigin = { network: string; caller: "browser" | "client server" };
+
+/**
  * What a revocation may name: an access token (`jti`), the grant it came from, or both; a grant
  * alone is a grant being started (a redemption's refresh-token family, a webview's session).
  */
@@ -184,6 +229,8 @@ type Policy = ClientPolicy & { windowSeconds: number; loadedAt: number };
  */
 type Counter = { endsAt: number; count: number; leases: Record<string, number>; nextLease: number };
 type SignInAttempts = { count: number; ends_at: number };
+/** A password_failures row: failures counted until `ends_at`, the latest at `last_at`. */
+type PasswordFailures = { count: number; last_at: number; ends_at: number };
 
 export class RateLimiter extends DurableObject<Bindings> {
   private policy: Policy | null = null;
@@ -196,6 +243,16 @@ export class RateLimiter extends DurableObject<Bindings> {
       "CREATE TABLE IF NOT EXISTS sign_in_attempts (account TEXT PRIMARY KEY, count INTEGER NOT NULL, ends_at INTEGER NOT NULL)",
     );
     sql.exec("CREATE INDEX IF NOT EXISTS sign_in_attempts_ends_at ON sign_in_attempts (ends_at)");
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS password_failures (account TEXT NOT NULL, network TEXT NOT NULL, " +
+        "count INTEGER NOT NULL, last_at INTEGER NOT NULL, ends_at INTEGER NOT NULL, PRIMARY KEY (account, network))",
+    );
+    sql.exec("CREATE INDEX IF NOT EXISTS password_failures_ends_at ON password_failures (ends_at)");
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS known_networks (account TEXT NOT NULL, network TEXT NOT NULL, " +
+        "expires_at INTEGER NOT NULL, PRIMARY KEY (account, network))",
+    );
+    sql.exec("CREATE INDEX IF NOT EXISTS known_networks_expires_at ON known_networks (expires_at)");
     sql.exec(
       "CREATE TABLE IF NOT EXISTS redemptions (key TEXT PRIMARY KEY, grant_id TEXT, expires_at INTEGER NOT NULL)",
     );
@@ -327,15 +384,23 @@ export class RateLimiter extends DurableObject<Bindings> {
   }
 
   /**
-   * Counts a password sign-in attempt for an account (an opaque key) before the password is
-   * checked, so that parallel guesses are counted too; a correct password takes the count back
-   * (signInSucceeded). Refused once `limit` attempts have failed in the window. Also counts what is
-   * never taken back (sign-in links asked for from one address, `limit` per window).
+   * Counts a sign-in attempt under `key` before its proof is checked, so that parallel attempts
+   * are counted too; refused once `limit` have been counted in the window. Without `origin` that
+   * is all: what is never taken back (sign-in links mailed per network address), and the password
+   * attempts of a Worker from before networks were counted (a rolling deploy).
+   *
+   * With `origin` it is a password attempt for the account `key`, and three counters are checked
+   * and counted in one step: the account from this network (`limit` failures in the window, then
+   * held until the window ends), the account from every network (after
+   * ACCOUNT_FAILURES_BEFORE_DELAY failures, a wait before the next attempt that doubles up to
+   * MAX_DELAY_MS; none for a network the account signed in from) and the network for every
+   * account (NETWORK_FAILURE_LIMIT). signInSucceeded takes the attempt back.
    */
-  async beginSignIn(account: string, limit = SIGN_IN_FAILURE_LIMIT): Promise<SignInAttempt> {
+  async beginSignIn(key: string, limit = SIGN_IN_FAILURE_LIMIT, origin?: SignInOrigin): Promise<SignInAttempt> {
+    if (origin) return this.beginPasswordSignIn(key, limit, origin);
     const now = Date.now();
     const [stored] = this.ctx.storage.sql
-      .exec<SignInAttempts>("SELECT count, ends_at FROM sign_in_attempts WHERE account = ?", account)
+      .exec<SignInAttempts>("SELECT count, ends_at FROM sign_in_attempts WHERE account = ?", key)
       .toArray();
     const live = stored && now < stored.ends_at ? stored : undefined;
     if (live && live.count >= limit) {
@@ -345,7 +410,7 @@ export class RateLimiter extends DurableObject<Bindings> {
     this.ctx.storage.sql.exec(
       "INSERT INTO sign_in_attempts (account, count, ends_at) VALUES (?, ?, ?) " +
         "ON CONFLICT (account) DO UPDATE SET count = excluded.count, ends_at = excluded.ends_at",
-      account,
+      key,
       (live?.count ?? 0) + 1,
       endsAt,
     );
@@ -353,9 +418,100 @@ export class RateLimiter extends DurableObject<Bindings> {
     return { allowed: true };
   }
 
-  /** The password was right: the account's earlier failures no longer count. */
-  async signInSucceeded(account: string): Promise<void> {
-    this.ctx.storage.sql.exec("DELETE FROM sign_in_attempts WHERE account = ?", account);
+  private async beginPasswordSignIn(account: string, limit: number, origin: SignInOrigin): Promise<SignInAttempt> {
+    const { network, caller } = origin;
+    const now = Date.now();
+    const fromNetwork = this.liveFailures(account, network, now);
+    const ofAccount = this.liveFailures(account, EVERY, now);
+    const ofNetwork = this.liveFailures(EVERY, network, now);
+    const heldUntil = Math.max(
+      fromNetwork && fromNetwork.count >= limit ? fromNetwork.ends_at : 0,
+      ofNetwork && ofNetwork.count >= NETWORK_FAILURE_LIMIT[caller] ? ofNetwork.ends_at : 0,
+      ofAccount && !this.knownNetwork(account, network, now) ? ofAccount.last_at + accountDelay(ofAccount.count) : 0,
+    );
+    if (heldUntil > now) return { allowed: false, retryAfter: Math.ceil((heldUntil - now) / 1000) };
+    const windowEnd = now + SIGN_IN_WINDOW_MS;
+    this.countFailure(account, network, fromNetwork, fromNetwork?.ends_at ?? windowEnd, now);
+    this.countFailure(EVERY, network, ofNetwork, ofNetwork?.ends_at ?? windowEnd, now);
+    // The account's count lasts a window past its latest failure, so that its wait holds as long
+    // as the guessing goes on.
+    this.countFailure(account, EVERY, ofAccount, windowEnd, now);
+    if (!fromNetwork || !ofNetwork || !ofAccount) await this.scheduleCleanup(windowEnd);
+    return { allowed: true };
+  }
+
+  private liveFailures(account: string, network: string, now: number): PasswordFailures | undefined {
+    const [live] = this.ctx.storage.sql
+      .exec<PasswordFailures>(
+        "SELECT count, last_at, ends_at FROM password_failures WHERE account = ? AND network = ? AND ends_at > ?",
+        account,
+        network,
+        now,
+      )
+      .toArray();
+    return live;
+  }
+
+  private countFailure(
+    account: string,
+    network: string,
+    live: PasswordFailures | undefined,
+    endsAt: number,
+    now: number,
+  ): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO password_failures (account, network, count, last_at, ends_at) VALUES (?, ?, ?, ?, ?) " +
+        "ON CONFLICT (account, network) DO UPDATE SET count = excluded.count, last_at = excluded.last_at, ends_at = excluded.ends_at",
+      account,
+      network,
+      (live?.count ?? 0) + 1,
+      now,
+      endsAt,
+    );
+  }
+
+  private knownNetwork(account: string, network: string, now: number): boolean {
+    return (
+      this.ctx.storage.sql
+        .exec(
+          "SELECT 1 FROM known_networks WHERE account = ? AND network = ? AND expires_at > ?",
+          account,
+          network,
+          now,
+        )
+        .toArray().length > 0
+    );
+  }
+
+  /**
+   * The password was right: the account's failures, from this network and from all, no longer
+   * count, and the network is known to the account. The network's count for every account only
+   * loses this attempt: one account's right password must not buy guesses at others. Without
+   * `origin` (a Worker from before networks were counted) the account's attempts under
+   * beginSignIn's plain count are taken back.
+   */
+  async signInSucceeded(account: string, origin?: SignInOrigin): Promise<void> {
+    const { sql } = this.ctx.storage;
+    if (!origin) {
+      sql.exec("DELETE FROM sign_in_attempts WHERE account = ?", account);
+      return;
+    }
+    const { network } = origin;
+    sql.exec("DELETE FROM password_failures WHERE account = ? AND network IN (?, ?)", account, network, EVERY);
+    sql.exec(
+      "UPDATE password_failures SET count = count - 1 WHERE account = ? AND network = ? AND count > 0",
+      EVERY,
+      network,
+    );
+    const knownUntil = Date.now() + KNOWN_NETWORK_MS;
+    sql.exec(
+      "INSERT INTO known_networks (account, network, expires_at) VALUES (?, ?, ?) " +
+        "ON CONFLICT (account, network) DO UPDATE SET expires_at = excluded.expires_at",
+      account,
+      network,
+      knownUntil,
+    );
+    await this.scheduleCleanup(knownUntil);
   }
 
   /**
@@ -432,6 +588,8 @@ export class RateLimiter extends DurableObject<Bindings> {
   override async alarm(): Promise<void> {
     const now = Date.now();
     this.ctx.storage.sql.exec("DELETE FROM sign_in_attempts WHERE ends_at <= ?", now);
+    this.ctx.storage.sql.exec("DELETE FROM password_failures WHERE ends_at <= ?", now);
+    this.ctx.storage.sql.exec("DELETE FROM known_networks WHERE expires_at <= ?", now);
     this.ctx.storage.sql.exec("DELETE FROM redemptions WHERE expires_at <= ?", now);
     this.ctx.storage.sql.exec("DELETE FROM revoked WHERE expires_at <= ?", now);
     let window = this.ctx.storage.kv.get<Counter>(WINDOW_KEY);
@@ -443,6 +601,7 @@ export class RateLimiter extends DurableObject<Bindings> {
     const { next } = this.ctx.storage.sql
       .exec<{ next: number | null }>(
         "SELECT min(next) AS next FROM (SELECT min(ends_at) AS next FROM sign_in_attempts " +
+          "UNION ALL SELECT min(ends_at) FROM password_failures UNION ALL SELECT min(expires_at) FROM known_networks " +
           "UNION ALL SELECT min(expires_at) FROM redemptions UNION ALL SELECT min(expires_at) FROM revoked)",
       )
       .one();

@@ -8,8 +8,8 @@
  * any other gets the login page. The pages post back here, carrying
  * the request, judged again, and a CSRF token (csrf.ts):
  *
- * - `action=login`: e-mail and password, with the password grant's verification and per-account
- *   throttle (password-sign-in.ts); success starts the browser session.
+ * - `action=login`: e-mail and password, with the password grant's verification and throttle
+ *   (password-sign-in.ts); success starts the browser session.
  * - `action=link`: queues a sign-in link that finishes this request (queues/link-requests.ts).
  * - `action=approve` / `action=deny`: the consent page's answer, for the session's user, taken
  *   only with the page's consent ticket (consent.ts): a login page has none. Approval is

@@ -1,17 +1,23 @@
 /**
  * A sign-in with e-mail and password, as the password grant and the login page both make it.
- * Guessing is throttled per account and client (RFC 6749 §4.3.2 asks for protection against brute
- * force): the client's RateLimiter counts each attempt before the password is checked, and a right
- * password takes the count back. A wrong password and an unknown address are one outcome, so a
- * failure never tells whether an address is registered.
+ * Guessing is throttled at the client (RFC 6749 §4.3.2 asks for protection against brute force)
+ * by its RateLimiter, in one round trip before the password is checked, so before any hash is
+ * computed: each account from one network is held for the window after a few failures; each
+ * account from all networks is slowed by a wait of at most a minute, never locked, so that nobody
+ * can lock its owner out, and the owner's own networks are not slowed at all; each network is
+ * held after many failures for any accounts (spraying). The figures are beside the counters
+ * (durable-objects/rate-limiter.ts). A right password takes the attempt back. A wrong password
+ * and an unknown address are one outcome, so a failure never tells whether an address is
+ * registered.
  */
 import type { Context } from "hono";
 import { base64url } from "jose";
 import type { UserRecord } from "../db/queries/users";
 import { findUserByEmail } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
-import { rateLimiterFor } from "../durable-objects/rate-limiter";
+import { rateLimiterFor, SIGN_IN_FAILURE_LIMIT, type SignInOrigin } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
+import { canonicalIp, clientIp } from "../http/ip";
 import { emailLookupKey } from "../schemas/email-address";
 import { verifyPassword } from "../security/password";
 
@@ -22,29 +28,47 @@ export type PasswordSignIn =
   /** The password was right, but the account may not sign in (inactive, blocked, deleted). */
   | { outcome: "refused"; refusal: string };
 
+/**
+ * Checks `password` for the account `email` names, throttled as above. `caller` is whose network
+ * the request comes from: the person's browser unless the token endpoint says it is the client's
+ * server, so that any other caller gets the stricter figure.
+ */
 export async function signInWithPassword(
   c: Context<AppEnv>,
   clientId: string,
   email: string,
   password: string,
+  caller: SignInOrigin["caller"] = "browser",
 ): Promise<PasswordSignIn> {
   const user = await findUserByEmail(c.get("db")(), email);
   const limiter = rateLimiterFor(c.env, clientId, c.get("timing"));
   const account = user ? `user:${user.id}` : await unknownAccountKey(email);
-  const attempt = await limiter.beginSignIn(account);
+  const origin: SignInOrigin = { network: networkOf(clientIp(c.req.raw)), caller };
+  const attempt = await limiter.beginSignIn(account, SIGN_IN_FAILURE_LIMIT, origin);
   if (!attempt.allowed) return { outcome: "throttled", retryAfter: attempt.retryAfter };
   const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
   if (!user || !passwordMatches) return { outcome: "wrong" };
-  await limiter.signInSucceeded(account);
+  await limiter.signInSucceeded(account, origin);
   const refusal = REFUSED_USER_STATUSES[user.status];
   return refusal ? { outcome: "refused", refusal } : { outcome: "signed_in", user };
 }
 
 /**
  * Attempts are counted per user, whichever of their addresses is tried; a name that is no user's
- * is counted by a hash of it, so the limiter never holds an address.
+ * is counted by a hash of it, so the limiter never holds an e-mail address.
  */
 async function unknownAccountKey(username: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(emailLookupKey(username)));
   return `name:${base64url.encode(new Uint8Array(digest))}`;
+}
+
+/**
+ * The network an attempt is counted under: an IPv4 address, or the /64 of an IPv6 address (one
+ * subscriber's, who may use any of its 2^64 addresses). Requests whose address is unknown (never
+ * through Cloudflare's edge, which always sets it) share "unknown", so that none goes uncounted.
+ */
+function networkOf(ip: string | null): string {
+  const address = ip === null ? null : canonicalIp(ip);
+  if (address === null) return "unknown";
+  return address.includes(":") ? `${address.split(":").slice(0, 4).join(":")}::/64` : address;
 }

@@ -1,7 +1,7 @@
 /**
  * grant_type=password: a user token for testing without a redirect (RFC 6749 §4.3), with a
  * refresh token. The redirect URI must be registered for the client, exactly. Guessing is
- * throttled as on the login page (password-sign-in.ts).
+ * throttled as on the login page (password-sign-in.ts), but the network is the client's server's.
  */
 import { isConnected, recordPasswordSignIn } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
@@ -25,7 +25,7 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }
 
-  const signIn = await signInWithPassword(c, client.id, username, password);
+  const signIn = await signInWithPassword(c, client.id, username, password, "client server");
   switch (signIn.outcome) {
     case "throttled":
       throw new OAuthError(
