@@ -116,6 +116,20 @@ describe("GET /oauth/webview: the webview entry", () => {
     expect((await sessionsOf(attacker.userId))[0]!.revoked).toBeNull();
   });
 
+  it("asks nothing for a spent code in a browser signed in as another user: it is used", async () => {
+    const spent = await sessionCode();
+    expect((await open(spent.code)).status).toBe(303);
+    const other = await sessionCode();
+    const browser = new Browser();
+    await browser.get(`/oauth/webview?code=${encodeURIComponent(other.code)}`);
+    await expectBrowserPage(
+      await browser.get(`/oauth/webview?code=${encodeURIComponent(spent.code)}`),
+      410,
+      "This link has already been used",
+      { frameable: true },
+    );
+  });
+
   it("switches nothing on a confirmation without the page's CSRF token", async () => {
     const victim = await sessionCode();
     const browser = new Browser();

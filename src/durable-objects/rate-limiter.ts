@@ -537,6 +537,11 @@ export class RateLimiter extends DurableObject<Bindings> {
     return { outcome: "redeemed" };
   }
 
+  /** Whether a one-time value has been spent (a page that asks before spending it shows none that is). */
+  async redeemed(key: string): Promise<boolean> {
+    return this.ctx.storage.sql.exec("SELECT 1 FROM redemptions WHERE key = ?", key).toArray().length > 0;
+  }
+
   /**
    * Lists access tokens as revoked until they would have expired anyway. Each listing takes a new
    * sequence number, so that isolates holding a lease learn of it when they next renew.

@@ -60,14 +60,19 @@ async function findExchangeCode(
   return { key, record: await readRecord(env.CODES, key, exchangeCodeRecordSchema) };
 }
 
-/** The record of a live code of `type`, read without spending it (for a page that asks first). */
+/**
+ * The record of a live, unspent code of `type`, read without spending it (for a page that asks
+ * first); null for any other, which spending would refuse anyway.
+ */
 export async function peekExchangeCode(
   env: Bindings,
   code: string,
   type: ExchangeType,
+  timing?: RequestTiming,
 ): Promise<ExchangeCodeRecord | null> {
-  const { record } = await findExchangeCode(env, code);
-  return record?.type === type && Date.now() < record.expiresAt ? record : null;
+  const { key, record } = await findExchangeCode(env, code);
+  if (record?.type !== type || Date.now() >= record.expiresAt) return null;
+  return (await rateLimiterFor(env, record.clientId, timing).redeemed(key)) ? null : record;
 }
 
 /** What spending a code came to. `replayed` carries the grant its first redemption started, and whose. */

@@ -86,11 +86,11 @@ export const webviewRoutes = new Hono<AppEnv>()
  * null when there is nothing to ask (no session, the same user, or a code that will fail anyway).
  */
 async function accountSwitchPage(c: Context<AppEnv>, code: string, locale: Locale): Promise<Response | null> {
-  const [session, record] = await Promise.all([
-    presentedSession(c, nowInSeconds()),
-    peekExchangeCode(c.env, code, "session"),
-  ]);
-  if (!session || !record || record.userId === session.userId) return null;
+  // A browser without a session (the usual webview) costs nothing here: no cookie, no read.
+  const session = await presentedSession(c, nowInSeconds());
+  if (!session) return null;
+  const record = await peekExchangeCode(c.env, code, "session", c.get("timing"));
+  if (!record || record.userId === session.userId) return null;
   const emails = await findPrimaryEmails(c.get("db")(), [session.userId, record.userId]);
   const text = MESSAGES[locale].accountSwitch;
   const body = (

@@ -268,7 +268,8 @@ describe("browser flows in Chromium", () => {
     await context.close();
   });
 
-  it("opens a webview session from a session code, and the webview is then signed in", async () => {
+  /** A session code for the app client, for `user`, by way of a password grant at the web client. */
+  async function sessionCode(user: DemoUser): Promise<string> {
     const password = await fetch(`${server.base}/oauth/token`, {
       method: "POST",
       headers: {
@@ -277,8 +278,8 @@ describe("browser flows in Chromium", () => {
       },
       body: new URLSearchParams({
         grant_type: "password",
-        username: ingrid.email,
-        password: ingrid.password,
+        username: user.email,
+        password: user.password,
         redirect_uri: web.redirectUris[0]!,
       }),
     });
@@ -290,7 +291,11 @@ describe("browser flows in Chromium", () => {
     });
     const exchanged = (await exchange.json()) as { data: { code: string } | null; error: unknown };
     if (!exchanged.data) throw new Error(`exchange: ${JSON.stringify(exchanged.error)}`);
-    const { code } = exchanged.data;
+    return exchanged.data.code;
+  }
+
+  it("opens a webview session from a session code, and the webview is then signed in", async () => {
+    const code = await sessionCode(ingrid);
 
     const session = await newContext();
     const { context, page } = session;
@@ -299,7 +304,16 @@ describe("browser flows in Chromium", () => {
     // Signed in: the SSO client lets the webview straight through.
     await page.goto(authorizeUrl(web));
     expect((await redeem(web, (await backAtClient(session, web)).get("code")!)).body.user_id).toBe(ingrid.userId);
-    // The code worked once.
+    // Another user's code asks before switching, names both, and switches on the click.
+    await page.goto(`${server.base}/oauth/webview?code=${encodeURIComponent(await sessionCode(erik))}`);
+    await page.getByRole("heading", { name: "Switch account?", level: 1 }).waitFor();
+    expect(await page.textContent("main")).toContain(`signed in as ${ingrid.email}`);
+    await expectNoAxeViolations(page);
+    await page.getByRole("button", { name: "Switch account" }).click();
+    await backAtClient(session, app);
+    await page.goto(authorizeUrl(web));
+    expect((await redeem(web, (await backAtClient(session, web)).get("code")!)).body.user_id).toBe(erik.userId);
+    // The first code worked once.
     const reused = await page.goto(`${server.base}/oauth/webview?code=${encodeURIComponent(code)}`);
     expect(reused!.status()).toBe(410);
     await context.close();
