@@ -1,9 +1,11 @@
 /**
  * npm run db:import -- <file.json> [--remote --env staging|production] [--persist-to <dir>]
  * Local by default (`--persist-to` picks another local state directory, as for wrangler).
- * DATA_PROTECTION_KEY comes from the environment, or from .dev.vars locally.
+ * DATA_PROTECTION_KEY comes from the environment, or from .dev.vars locally; an import under another
+ * key than the database's first import is refused whole (scripts/lib/import.ts).
  */
 import { parseArgs } from "node:util";
+import { dataProtectionKeyProblem } from "../src/security/data-protection";
 import { readDevVars } from "./lib/dev-vars";
 import { ImportFileError, importIntoD1, readImportFile, summarize } from "./lib/import";
 
@@ -38,6 +40,8 @@ async function main(): Promise<number> {
         : "no DATA_PROTECTION_KEY: run `npm start` once (it writes .dev.vars) or set it in the environment",
     );
   }
+  const keyProblem = dataProtectionKeyProblem(dataProtectionKey);
+  if (keyProblem) return fail(keyProblem);
   try {
     const file = await readImportFile(path);
     await importIntoD1(file, {

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars";
-import { ImportFileError, importIntoD1, readImportFile } from "./lib/import";
+import { DataProtectionKeyMismatch, ImportFileError, importIntoD1, readImportFile } from "./lib/import";
 import { runWrangler, startWrangler } from "./lib/wrangler";
 
 const DEMO_DATA = "data/demo.json";
@@ -16,7 +16,7 @@ const stateArgs = persistTo === undefined ? [] : ["--persist-to", persistTo];
 
 if (await ensureDevVars()) console.log("Wrote .dev.vars with fresh local signing and data-protection keys.");
 
-if (!(await runWrangler(["d1", "migrations", "apply", "DB", "--local", ...stateArgs]))) {
+if (!(await runWrangler(["d1", "migrations", "apply", "DB", "--local", ...stateArgs])).ok) {
   console.error("Applying the D1 migrations failed.");
   process.exit(1);
 }
@@ -30,7 +30,17 @@ try {
   });
   printCredentials(demo);
 } catch (err) {
-  console.error(err instanceof ImportFileError ? `${DEMO_DATA} is invalid:\n  ${err.problems.join("\n  ")}` : err);
+  if (err instanceof DataProtectionKeyMismatch) {
+    // The local database outlived the .dev.vars it was filled under.
+    const state = persistTo ?? ".wrangler/state";
+    console.error(
+      `The local database in ${state} was filled under another DATA_PROTECTION_KEY than .dev.vars's; ` +
+        `nothing was written. Put back the .dev.vars it was filled under, or delete ${state} ` +
+        "(local data only) to start afresh.",
+    );
+  } else {
+    console.error(err instanceof ImportFileError ? `${DEMO_DATA} is invalid:\n  ${err.problems.join("\n  ")}` : err);
+  }
   process.exit(1);
 }
 

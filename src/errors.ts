@@ -6,7 +6,10 @@
  */
 import { HTTPException } from "hono/http-exception";
 
-/** The spec's OAuth error codes, RFC 8707's invalid_target, and RFC 6749's server_error. */
+/**
+ * The spec's OAuth error codes, RFC 8707's invalid_target, and RFC 6749's server_error and
+ * temporarily_unavailable (§4.1.2.1, the OAuth code that goes with a 503).
+ */
 export type ErrorCode =
   | "redirect_uri_mismatch"
   | "unauthorized_client"
@@ -21,7 +24,8 @@ export type ErrorCode =
   | "insufficient_scope"
   | "unsupported_grant_type"
   | "invalid_target"
-  | "server_error";
+  | "server_error"
+  | "temporarily_unavailable";
 
 export type ErrorBody = {
   error: ErrorCode;
@@ -49,6 +53,22 @@ export class ApiError extends Error {
 
 export class OAuthError extends ApiError {
   override readonly type = "OAuthException";
+}
+
+/** How long a client should wait before retrying while the service is misconfigured: a fix needs an operator. */
+const MISCONFIGURED_RETRY_AFTER_SECONDS = 300;
+
+/**
+ * A secret the Worker needs is missing, malformed, or not the one the database was imported under
+ * (src/configuration.ts): every use of it answers 503 until an operator fixes it. `problem` names
+ * the secret and what is wrong, never its value.
+ */
+export class ConfigurationError extends ApiError {
+  constructor(readonly problem: string) {
+    super(503, "temporarily_unavailable", `The service is misconfigured: ${problem}`, {
+      "Retry-After": String(MISCONFIGURED_RETRY_AFTER_SECONDS),
+    });
+  }
 }
 
 /** The two OAuth failures the grants raise most (RFC 6749 §5.2). */

@@ -158,7 +158,7 @@ export async function importScript(mf: Miniflare, file: unknown, dataProtectionK
 
 /** The exact bundle `wrangler deploy` would upload. */
 export async function buildService(outdir: string): Promise<string> {
-  if (!(await runWrangler(["deploy", "--dry-run", "--env", "production", "--outdir", outdir]))) {
+  if (!(await runWrangler(["deploy", "--dry-run", "--env", "production", "--outdir", outdir])).ok) {
     throw new Error("wrangler deploy --dry-run failed");
   }
   return join(outdir, "index.js");

@@ -29,6 +29,21 @@ export class ImportFileError extends Error {
   }
 }
 
+/** How migration 0011's trigger refuses an import under another key: its whole script, nothing written. */
+const OTHER_KEY_REFUSAL = "the database holds data protected under another DATA_PROTECTION_KEY";
+
+/** The database's data is protected under another DATA_PROTECTION_KEY than the import's; nothing was written. */
+export class DataProtectionKeyMismatch extends Error {
+  constructor() {
+    super(
+      "Refused: the database holds data imported under another DATA_PROTECTION_KEY, so clients " +
+        "imported under this one could never authenticate; nothing was written. Import with the " +
+        "key the Worker uses (that environment's secret, or .dev.vars locally); to move the " +
+        "database to a new key on purpose, delete its key_fingerprints row and import every client again.",
+    );
+  }
+}
+
 export async function readImportFile(path: string): Promise<ImportFile> {
   let json: unknown;
   try {
@@ -45,7 +60,6 @@ export async function importIntoD1(file: ImportFile, target: ImportTarget): Prom
   // A driver that never runs anything: it only lets drizzle render the statements.
   const recorder = drizzle(async () => ({ rows: [] }), { schema });
   const statements = await buildImportStatements(recorder, file, target.dataProtectionKey);
-  if (statements.length === 0) return;
   // The script holds hashed and sealed secrets: readable by this user only, and removed on every
   // way out, a signal included. The clean-up is registered before the directory exists and the
   // directory made synchronously, so no signal can fall between the two.
@@ -59,7 +73,12 @@ export async function importIntoD1(file: ImportFile, target: ImportTarget): Prom
     const args = ["d1", "execute", "DB", target.remote ? "--remote" : "--local", "--file", scriptPath, "--yes"];
     if (target.env) args.push("--env", target.env);
     if (target.persistTo) args.push("--persist-to", target.persistTo);
-    if (!(await runWrangler(args))) throw new Error("wrangler d1 execute failed; nothing was written");
+    const run = await runWrangler(args);
+    if (!run.ok) {
+      throw run.stderr.includes(OTHER_KEY_REFUSAL)
+        ? new DataProtectionKeyMismatch()
+        : new Error("wrangler d1 execute failed; nothing was written");
+    }
   } finally {
     try {
       removeScript();

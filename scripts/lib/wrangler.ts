@@ -4,21 +4,32 @@ import { onStop } from "./on-stop";
 
 export const OFFLINE_ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
 
+export type WranglerRun = { ok: boolean; stderr: string };
+
 /**
- * Runs wrangler to completion, its errors shown; resolves to whether it succeeded. If this process
- * is told to stop meanwhile, wrangler is stopped too.
+ * Runs wrangler to completion, its errors shown as they come; resolves to whether it succeeded and
+ * what it wrote on stderr, so a caller can tell a failure it expects. If this process is told to
+ * stop meanwhile, wrangler is stopped too.
  */
-export async function runWrangler(args: string[]): Promise<boolean> {
-  const child = spawn("wrangler", args, { stdio: ["ignore", "ignore", "inherit"], env: OFFLINE_ENV });
+export async function runWrangler(args: string[]): Promise<WranglerRun> {
+  const child = spawn("wrangler", args, { stdio: ["ignore", "ignore", "pipe"], env: OFFLINE_ENV });
   const forget = onStop(() => child.kill("SIGTERM"));
+  let stderr = "";
+  child.stderr!.setEncoding("utf8");
+  child.stderr!.on("data", (part: string) => {
+    process.stderr.write(part);
+    stderr += part;
+  });
   try {
-    return await new Promise<boolean>((done) => {
+    // "close", not "exit": stderr is read to its end.
+    const ok = await new Promise<boolean>((done) => {
       child.once("error", (err) => {
         console.error(`could not run wrangler: ${err.message}`);
         done(false);
       });
-      child.once("exit", (code) => done(code === 0));
+      child.once("close", (code) => done(code === 0));
     });
+    return { ok, stderr };
   } finally {
     forget();
   }

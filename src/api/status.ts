@@ -1,7 +1,9 @@
 /** GET /api/2/status: platform status, no token. */
 import { Hono } from "hono";
+import { configurationProblems } from "../configuration";
 import type { AppEnv } from "../env";
-import { describeRoute, type HeldForSecond, respondSameForSecond } from "../http/container";
+import { describeRoute, type HeldForSecond, respond, respondSameForSecond } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
 import { SUPPORTED_GRANT_TYPES } from "../oauth/routes";
 import { statusSchema } from "../schemas/responses/service";
 import { versionObject } from "./version";
@@ -13,19 +15,31 @@ import { versionObject } from "./version";
  */
 const SUPPORTED_FLOWS = ["redirect", "native", "webview"];
 
+/** Only the answer of a well configured isolate is held: another names its problems, and is rare. */
 const held: HeldForSecond = { second: -1, text: "" };
 
 export const statusRoutes = new Hono<AppEnv>().get(
   "/status",
   describeRoute({ name: "Get status", controller: "api/status#show", success: { data: statusSchema } }),
-  (c) =>
-    respondSameForSecond(c, held, (now) => ({
-      object: "Status",
-      data: {
-        oauth: { flows: SUPPORTED_FLOWS.join("|"), grantTypes: SUPPORTED_GRANT_TYPES.join("|") },
-        ...versionObject(now),
-        block: false,
-        platform: "up",
-      },
-    })),
+  (c) => {
+    const problems = configurationProblems(c.env);
+    if (problems.length > 0) return respond(c, statusPayload(nowInSeconds(), problems));
+    return respondSameForSecond(c, held, (now) => statusPayload(now, problems));
+  },
 );
+
+/**
+ * The spec's API status; `platform` is `up` when fully operational and, as the spec allows, another
+ * value when not: `misconfigured`, with the problems (index.ts checks the configuration first).
+ */
+function statusPayload(now: number, problems: readonly string[]) {
+  return {
+    object: "Status",
+    data: {
+      oauth: { flows: SUPPORTED_FLOWS.join("|"), grantTypes: SUPPORTED_GRANT_TYPES.join("|") },
+      ...versionObject(now),
+      block: false,
+      ...(problems.length > 0 ? { platform: "misconfigured", problems } : { platform: "up" }),
+    },
+  };
+}

@@ -4,7 +4,8 @@
  * addresses and accounts, and a mail's events, are replaced as a whole; user-client connections
  * are only ever added (a re-import never revokes access a user granted since). A user imported
  * without a password keeps the one stored. The caller runs the statements as one batch, so a
- * file is written all or nothing.
+ * file is written all or nothing, and never under another DATA_PROTECTION_KEY than the one the
+ * database's data is protected under.
  */
 import { eq, getTableColumns, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
@@ -16,7 +17,7 @@ import type {
   SQLiteUpdateSetSource,
 } from "drizzle-orm/sqlite-core";
 import type { ImportFile } from "../schemas/import";
-import { hashSecret, sealSecret } from "../security/data-protection";
+import { hashSecret, keyFingerprint, sealSecret } from "../security/data-protection";
 import { hashPassword } from "../security/password";
 import * as s from "./schema";
 import { CURRENT_LOCATION } from "./schema";
@@ -48,7 +49,14 @@ export async function buildImportStatements(
       .values(row)
       .onConflictDoUpdate({ target: key, set: set as SQLiteUpdateSetSource<T> });
   };
-  const statements: ImportStatement[] = [];
+  // First, so that under another key than the database's the batch fails before any row is
+  // written (migration 0011's trigger), and the first import records the key's fingerprint.
+  const statements: ImportStatement[] = [
+    upsert(s.keyFingerprints, s.keyFingerprints.name, {
+      name: "DATA_PROTECTION_KEY",
+      fingerprint: await keyFingerprint(dataProtectionKey),
+    }),
+  ];
 
   for (const m of file.merchants) {
     statements.push(upsert(s.merchants, s.merchants.id, { id: m.merchantId, name: m.name, updated: sql`unixepoch()` }));

@@ -20,7 +20,7 @@ import {
 } from "jose";
 import { IsolateCache } from "../db/isolate-cache";
 import type { Bindings } from "../env";
-import { OAuthError } from "../errors";
+import { ConfigurationError, OAuthError } from "../errors";
 import { nowInSeconds } from "../http/datetime";
 
 export const SIGNING_ALGORITHM = "EdDSA";
@@ -70,9 +70,10 @@ type KeyRing = {
  * only with a deployment, which starts new isolates.
  */
 const VERIFIED_TOKEN_TTL_MS = 60_000;
-const keyRings = new Map<string, Promise<KeyRing>>();
+/** By secret value; a value that is no key ring is kept as its rejection, so every use answers 503. */
+const keyRings = new Map<string | undefined, Promise<KeyRing>>();
 
-function keyRing(secret: string): Promise<KeyRing> {
+function keyRing(secret: string | undefined): Promise<KeyRing> {
   let ring = keyRings.get(secret);
   if (!ring) {
     ring = loadKeyRing(secret);
@@ -81,13 +82,39 @@ function keyRing(secret: string): Promise<KeyRing> {
   return ring;
 }
 
-async function loadKeyRing(secret: string): Promise<KeyRing> {
-  const keys = JSON.parse(secret) as JWK[];
-  const first = keys[0];
-  if (!Array.isArray(keys) || !first?.kid || keys.some((k) => !k.kid || !k.d)) {
-    throw new Error("TOKEN_SIGNING_KEYS must be a JSON array of private JWKs, each with a kid");
+/**
+ * Why TOKEN_SIGNING_KEYS cannot sign and verify tokens, or null when it can. Parses and imports
+ * the keys, once per value: the ring is kept for the tokens.
+ */
+export async function signingKeysProblem(secret: string | undefined): Promise<string | null> {
+  try {
+    await keyRing(secret);
+    return null;
+  } catch (err) {
+    if (err instanceof ConfigurationError) return err.problem;
+    throw err;
   }
-  const signingKey = (await importJWK({ ...first, alg: SIGNING_ALGORITHM }, SIGNING_ALGORITHM)) as CryptoKey;
+}
+
+// The problems name the secret, never quote it: a JSON parser's message would show a piece of it.
+async function loadKeyRing(secret: string | undefined): Promise<KeyRing> {
+  if (!secret) throw new ConfigurationError("TOKEN_SIGNING_KEYS is not set");
+  let keys: Partial<JWK>[];
+  try {
+    keys = JSON.parse(secret);
+  } catch {
+    throw new ConfigurationError("TOKEN_SIGNING_KEYS is not JSON");
+  }
+  const first = Array.isArray(keys) ? keys[0] : undefined;
+  if (!first?.kid || keys.some((k) => !k?.kid || !k.d)) {
+    throw new ConfigurationError("TOKEN_SIGNING_KEYS must be a JSON array of private JWKs, each with a kid");
+  }
+  let signingKey: CryptoKey;
+  try {
+    signingKey = (await importJWK({ ...first, alg: SIGNING_ALGORITHM }, SIGNING_ALGORITHM)) as CryptoKey;
+  } catch {
+    throw new ConfigurationError("TOKEN_SIGNING_KEYS's first key is not an Ed25519 private key");
+  }
   const jwks: JSONWebKeySet = {
     keys: keys.map(({ kty, crv, x, kid }) => ({ kty, crv, x, kid, alg: SIGNING_ALGORITHM, use: "sig" }) as JWK),
   };

@@ -15,7 +15,10 @@ export const statusSchema = z.object({
   oauth: z.object({ flows: z.string(), grantTypes: z.string() }),
   ...versionSchema.shape,
   block: z.boolean(),
+  /** `up`, or `misconfigured` while a secret the service needs is missing or wrong (`problems`). */
   platform: z.string(),
+  /** Only when not `up`: what is wrong, naming the secret, never its value. */
+  problems: z.optional(z.array(z.string())),
 });
 
 export const deviceFingerprintSchema = z.object({ hash: z.string().check(z.regex(/^[0-9a-f]{64}$/)) });
