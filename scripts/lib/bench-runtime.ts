@@ -68,6 +68,8 @@ export async function startRuntime(
             ...service(DEVELOPMENT_TWIN, {}),
             // The service's own objects: one counter per client, whichever worker asks.
             durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "service" } },
+            // A queue has one consumer: the service; the twin only sends to it.
+            queueConsumers: {},
           },
         ]
       : [];
