@@ -1,4 +1,8 @@
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { clients } from "../src/db/schema";
 import { s256Challenge } from "../src/kv/codes";
 import { Browser, expectPage, redirectParameters } from "./helpers/browser";
 import { BASE, basicAuth, call, expectOAuthError, postForm } from "./helpers/http";
@@ -319,6 +323,16 @@ describe("GET /oauth/authorize: single sign-on", () => {
     // Within the session's own merchant, an autoApprove client passes through without asking.
     const sibling = await webClient({ autoApprove: true, enableSso: true });
     expect(redirectParameters(await browser.get(authorizePath(sibling.id))).params.get("code")).toBeTruthy();
+  });
+
+  it("counts a session whose client is gone as no merchant's: consent before an autoApprove client", async () => {
+    const gone = await webClient({ autoApprove: true });
+    const sso = await webClient({ autoApprove: true, enableSso: true });
+    const user = await createUser(nextUser++, { clients: [] });
+    const browser = new Browser();
+    redirectParameters(await logIn(browser, gone.id, user));
+    await openDatabase(env.DB).delete(clients).where(eq(clients.id, gone.id));
+    await expectPage(await browser.get(authorizePath(sso.id)), 200, "Allow access");
   });
 
   it("stops passing through once the session ends (sign-out) or the user is blocked", async () => {

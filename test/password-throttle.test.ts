@@ -108,7 +108,7 @@ describe("password guessing at one account", () => {
 });
 
 describe("password spraying from one network", () => {
-  it("holds a browser's network (an IPv6 /64 as one) after 30 failures for any accounts, before the hash", async () => {
+  it("holds a browser's network (an IPv6 /64 as one) after 30 failures for any accounts, refusing even a right password", async () => {
     const client = await shop();
     const [sprayer, victim] = [await createUser(nextUser++), await createUser(nextUser++)];
     const inNetwork = (n: number) => browserAt(`2001:db8:5:6::${n.toString(16)}`, client.id);
@@ -125,7 +125,7 @@ describe("password spraying from one network", () => {
   });
 
   it(
-    "holds a client's server at the token endpoint after 300 failures, before the hash",
+    "holds a client's server at the token endpoint after 300 failures, refusing even a right password",
     { timeout: 60_000 },
     async () => {
       const client = await shop();

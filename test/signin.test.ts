@@ -113,7 +113,7 @@ describe("POST /api/2/signin", () => {
     expect(history.data).toHaveLength(1);
   });
 
-  it("keeps one live link per address: a new one replaces the last, and a second within 10 s is a 409", async () => {
+  it("keeps one live link per address: a new one replaces the last, and a second within a minute is a 409", async () => {
     const client = await shop();
     const user = await createUser(nextUser++, { clients: [client.id] });
     const mail = mailbox();
@@ -128,7 +128,13 @@ describe("POST /api/2/signin", () => {
       409,
       "Signin request could not be created",
     );
-    vi.setSystemTime(now + 11_000);
+    vi.setSystemTime(now + 50_000);
+    await expectFailure(
+      await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK }),
+      409,
+      "Signin request could not be created",
+    );
+    vi.setSystemTime(now + 61_000);
     expect((await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK })).status).toBe(201);
     const second = await mail.link(user.email);
     expect(second).not.toBe(first);
@@ -268,6 +274,52 @@ describe("POST /api/2/signin", () => {
     await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK, locale: "nb_NO" });
     const page = await expectPage(await new Browser().get(await mail.link(user.email)), 200, "Bekreft innlogging");
     expect(page).toContain("Logge inn på Nordlys Bokhandel med denne lenken?");
+    expect(page).toContain(`Den logger inn som ${user.email}.`);
+  });
+
+  it("says on the confirmation page whom a browser signed in as someone else signs out", async () => {
+    const client = await shop();
+    const [owner, other] = [await createUser(nextUser++), await createUser(nextUser++)];
+    const mail = mailbox();
+    const browser = new Browser();
+    await requestLink(client.token, { identifier: other.email, redirectUri: CALLBACK });
+    redirectParameters((await confirm(browser, await mail.link(other.email))).res);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 61_000 });
+    await requestLink(client.token, { identifier: owner.email, redirectUri: CALLBACK });
+    const page = await expectPage(await browser.get(await mail.link(owner.email)), 200, "Confirm sign-in");
+    expect(page).toContain(`It signs in as ${owner.email}.`);
+    expect(page).toContain(`This browser is signed in as ${other.email}, who will be signed out here.`);
+    // Its own account's link says nothing of the kind.
+    await requestLink(client.token, { identifier: other.email, redirectUri: CALLBACK });
+    const own = await expectPage(await browser.get(await mail.link(other.email)), 200, "Confirm sign-in");
+    expect(own).not.toContain("signed out here");
+  });
+
+  it("leaves a link unspent, and starts no session, when its client no longer has its redirect URI", async () => {
+    const other = "https://test.example/other";
+    const client = await shop({ redirectUris: [CALLBACK, other] });
+    const reimport = (redirectUris: string[]) =>
+      createClient({
+        id: client.id,
+        secret: client.secret,
+        name: "Fjord Shop",
+        grantTypes: ["client_credentials", "authorization_code", "password"],
+        autoApprove: true,
+        redirectUris,
+      });
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const mail = mailbox();
+    await requestLink(client.token, { identifier: user.email, redirectUri: CALLBACK });
+    const link = await mail.link(user.email);
+    const browser = new Browser();
+    const page = await expectPage(await browser.get(link), 200, "Confirm sign-in");
+    await reimport([other]);
+    await expectPage(await browser.get(link), 400, "This link does not work");
+    await expectPage(await browser.submit(page, {}), 400, "This link does not work");
+    expect(browser.cookies.has("__Host-session")).toBe(false);
+    // Given its URI back, the client's link works: it was not spent.
+    await reimport([CALLBACK, other]);
+    redirectParameters(await browser.submit(page, {}));
   });
 
   it("mails a link for an account to its primary or a verified address only, never to an unverified one", async () => {
@@ -295,7 +347,7 @@ describe("POST /api/2/signin", () => {
     expect((await requestLink(client.token, { identifier: primary, redirectUri: CALLBACK })).status).toBe(201);
     const { params } = redirectParameters((await confirm(new Browser(), await mail.link(primary))).res);
     expect(params.get("code")).toBeTruthy();
-    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 11_000 });
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 61_000 });
     expect((await requestLink(client.token, { identifier: verified, redirectUri: CALLBACK })).status).toBe(201);
     redirectParameters((await confirm(new Browser(), await mail.link(verified))).res);
   });
@@ -318,13 +370,13 @@ describe("POST /api/2/signin", () => {
     vi.useFakeTimers({ toFake: ["Date"], now });
     expect((await requestLink(client.token, { identifier: home, redirectUri: CALLBACK })).status).toBe(201);
     const first = await mail.link(home);
-    // The other address is the same user: within 10 s, too soon; after, it replaces the first link.
+    // The other address is the same user: within a minute, too soon; after, it replaces the first link.
     await expectFailure(
       await requestLink(client.token, { identifier: work, redirectUri: CALLBACK }),
       409,
       "Signin request could not be created",
     );
-    vi.setSystemTime(now + 11_000);
+    vi.setSystemTime(now + 61_000);
     expect((await requestLink(client.token, { identifier: work, redirectUri: CALLBACK })).status).toBe(201);
     await expectPage(await new Browser().get(first), 410, "This link no longer works");
     redirectParameters((await confirm(new Browser(), await mail.link(work))).res);
@@ -440,23 +492,30 @@ describe("the login page's sign-in link", () => {
     expect((await connectionsOf()).map((c) => c.clientId)).toEqual([client.id]);
   });
 
-  it("holds one network address to 20 links per client in 15 minutes", async () => {
+  it("holds one network (an IPv6 /64 as one) to 20 links per client in 15 minutes", async () => {
     const client = await shop({ grantTypes: ["client_credentials", "authorization_code"] });
     const query = `client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code`;
-    const browser = new Browser({ "CF-Connecting-IP": "198.51.100.7" });
-    const login = await (await browser.get(`/oauth/authorize?${query}`)).text();
+    const login = await (await new Browser().get(`/oauth/authorize?${query}`)).text();
     for (let i = 0; i < 20; i++) {
-      const sent = await browser.submit(login, {
+      // Every request from another address of the same /64.
+      const browser = new Browser({ "CF-Connecting-IP": `2001:db8:7:8::${(i + 1).toString(16)}` });
+      const page = await (await browser.get(`/oauth/authorize?${query}`)).text();
+      const sent = await browser.submit(page, {
         action: "link",
         email: `burst-${i}-${crypto.randomUUID()}@example.org`,
       });
       expect(sent.status).toBe(200);
     }
-    const refused = await browser.submit(login, { action: "link", email: "one-more@example.org" });
+    const browser = new Browser({ "CF-Connecting-IP": "2001:db8:7:8:ffff::1" });
+    const refused = await browser.submit(await (await browser.get(`/oauth/authorize?${query}`)).text(), {
+      action: "link",
+      email: "one-more@example.org",
+    });
     expect(await expectPage(refused, 429, "Sign in")).toContain("Too many attempts");
     expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
-    // Another network address is not held back.
-    const other = new Browser({ "CF-Connecting-IP": "198.51.100.8" });
+    // Another network is not held back.
+    expect(login).toContain("Sign in");
+    const other = new Browser({ "CF-Connecting-IP": "2001:db8:7:9::1" });
     const page = await (await other.get(`/oauth/authorize?${query}`)).text();
     expect((await other.submit(page, { action: "link", email: "one-more@example.org" })).status).toBe(200);
   });
@@ -488,19 +547,29 @@ describe("the login page's sign-in link", () => {
     redirectParameters((await confirm(new Browser(), await mail.link(user.email))).res);
   });
 
-  it("answers the same page for an unknown or blocked address, sending nothing to a blocked one", async () => {
+  it("answers the same page for an unknown, blocked or unverified address, mailing only the unknown one", async () => {
     const client = await shop({ grantTypes: ["client_credentials", "authorization_code"] });
     const blocked = await createUser(nextUser++, { clients: [client.id], status: -2 });
+    const id = nextUser++;
+    const unverified = `secondary-${id}@example.org`;
+    await createUser(id, {
+      emails: [
+        { value: `user${id}@example.org`, primary: true, verified: true },
+        { value: unverified, verified: false },
+      ],
+    });
     const mail = mailbox();
     const query = `client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code`;
     const unknown = `nobody-${crypto.randomUUID()}@example.org`;
-    for (const email of [blocked.email, unknown]) {
+    for (const email of [blocked.email, unverified, unknown]) {
       const browser = new Browser();
       const login = await (await browser.get(`/oauth/authorize?${query}`)).text();
       await expectPage(await browser.submit(login, { action: "link", email }), 200, "Check your e-mail");
     }
-    // The unknown address's mail went out after the blocked one was looked at; none went to it.
+    // The queue takes requests in order: the unknown address's mail went out after the others were
+    // looked at, and none went to them.
     await mail.link(unknown);
     expect(mail.printed()).not.toContain(blocked.email);
+    expect(mail.printed()).not.toContain(unverified);
   });
 });

@@ -33,7 +33,7 @@ export const signinRoutes = new Hono<AppEnv>().post(
     name: "Send a sign-in link",
     controller: "api/signin#create",
     description:
-      "E-mails a link that signs the address in without a password: once, within 5 minutes, the newest link per address only. Parameters: `identifier` (the e-mail), `redirectUri` (registered for the calling client), `remember` (`0` or `1`, default `1`), `context` (up to 500 characters, shown in the mail and on the confirmation page), `locale` (en_US, nb_NO, sv_SE; default en_US).",
+      "E-mails a link that signs the address in without a password (only a user's primary or a verified address): once, within 5 minutes, the newest link per user only, at most one a minute (409). Parameters: `identifier` (the e-mail), `redirectUri` (registered for the calling client), `remember` (`0` or `1`, default `1`), `context` (up to 500 characters, shown in the mail and on the confirmation page), `locale` (en_US, nb_NO, sv_SE; default en_US).",
     success: { status: 201, data: z.string() },
   }),
   requireToken("signin", "server"),

@@ -3,6 +3,19 @@ export function clientIp(request: Request): string | null {
   return request.headers.get("CF-Connecting-IP");
 }
 
+/**
+ * The network a caller's attempts are counted under (sign-in throttles): an IPv4 address, or the
+ * /64 of an IPv6 address (one subscriber's, who may use any of its 2^64 addresses). Requests whose
+ * address is unknown (never through Cloudflare's edge, which always sets it) share "unknown", so
+ * that none goes uncounted.
+ */
+export function clientNetwork(request: Request): string {
+  const ip = clientIp(request);
+  const address = ip === null ? null : canonicalIp(ip);
+  if (address === null) return "unknown";
+  return address.includes(":") ? `${address.split(":").slice(0, 4).join(":")}::/64` : address;
+}
+
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 const HEX_GROUP = /^[0-9a-f]{1,4}$/;
 

@@ -24,7 +24,7 @@ import * as z from "zod/mini";
 import { connectUser, isConnected, recordPasswordSignIn } from "../db/queries/users";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
-import { clientIp } from "../http/ip";
+import { clientNetwork } from "../http/ip";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
@@ -104,7 +104,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
       name: "Answer the login or consent page",
       controller: "oauth/authorize#create",
       description:
-        "The login and consent pages' form: the authorization request's parameters, `csrf`, and `action` (`login` with `email`, `password` and `remember`; `link` with `email`; `approve`; `deny`).",
+        "The login and consent pages' form: the authorization request's parameters, `csrf`, and `action` (`login` with `email`, `password` and `remember`; `link` with `email`; `approve` or `deny` with the consent page's `consent` ticket).",
       success: { data: z.string(), bare: true, mediaType: "text/html" },
     }),
     async (c) => {
@@ -146,11 +146,10 @@ export const authorizeRoutes = new Hono<AppEnv>()
       if (action === "link") {
         const address = canonicalEmailAddress(email);
         if (address === null) return signInPage(flow, 400, { alert: text.emailMissing, email });
-        // Anyone may fill in this form: mail per address is held to one per 10 s, and per network
-        // address to LINKS_PER_IP per 15 minutes for each client, so the page cannot be a mail cannon.
-        const ip = clientIp(c.req.raw) ?? "unknown";
+        // Anyone may fill in this form: mail per user is held to one a minute, and per network to
+        // LINKS_PER_IP per 15 minutes for each client, so the page cannot be a mail cannon.
         const allowed = await rateLimiterFor(c.env, client.id, c.get("timing")).beginSignIn(
-          `link-ip:${ip}`,
+          `link-ip:${clientNetwork(c.req.raw)}`,
           LINKS_PER_IP,
         );
         if (!allowed.allowed) {

@@ -17,7 +17,7 @@ import { findUserByEmail } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import { rateLimiterFor, SIGN_IN_FAILURE_LIMIT, type SignInOrigin } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
-import { canonicalIp, clientIp } from "../http/ip";
+import { clientNetwork } from "../http/ip";
 import { emailLookupKey } from "../schemas/email-address";
 import { verifyPassword } from "../security/password";
 
@@ -43,7 +43,7 @@ export async function signInWithPassword(
   const user = await findUserByEmail(c.get("db")(), email);
   const limiter = rateLimiterFor(c.env, clientId, c.get("timing"));
   const account = user ? `user:${user.id}` : await unknownAccountKey(email);
-  const origin: SignInOrigin = { network: networkOf(clientIp(c.req.raw)), caller };
+  const origin: SignInOrigin = { network: clientNetwork(c.req.raw), caller };
   const attempt = await limiter.beginSignIn(account, SIGN_IN_FAILURE_LIMIT, origin);
   if (!attempt.allowed) return { outcome: "throttled", retryAfter: attempt.retryAfter };
   const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
@@ -60,15 +60,4 @@ export async function signInWithPassword(
 async function unknownAccountKey(username: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(emailLookupKey(username)));
   return `name:${base64url.encode(new Uint8Array(digest))}`;
-}
-
-/**
- * The network an attempt is counted under: an IPv4 address, or the /64 of an IPv6 address (one
- * subscriber's, who may use any of its 2^64 addresses). Requests whose address is unknown (never
- * through Cloudflare's edge, which always sets it) share "unknown", so that none goes uncounted.
- */
-function networkOf(ip: string | null): string {
-  const address = ip === null ? null : canonicalIp(ip);
-  if (address === null) return "unknown";
-  return address.includes(":") ? `${address.split(":").slice(0, 4).join(":")}::/64` : address;
 }

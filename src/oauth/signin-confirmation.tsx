@@ -9,6 +9,7 @@
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
+import { findPrimaryEmails } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
@@ -18,7 +19,13 @@ import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
 import { resumeAuthorization } from "./authorize";
 import { csrfToken, csrfTokenValid } from "./csrf";
-import { BROWSER_SESSION_LIFETIME, newSessionId, REMEMBERED_SESSION_LIFETIME, startSession } from "./sessions";
+import {
+  BROWSER_SESSION_LIFETIME,
+  newSessionId,
+  presentedSession,
+  REMEMBERED_SESSION_LIFETIME,
+  startSession,
+} from "./sessions";
 import type { SignInLink } from "../kv/signin-links";
 import { inspectSignInLink, type LinkState, useSignInLink } from "./signin-links";
 
@@ -29,16 +36,24 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       name: "Show a sign-in link's confirmation page",
       controller: "oauth/signin#show",
       description:
-        "Where the link of POST /api/2/signin leads: a page that names the client and asks to confirm (HTML, 200), or says the link is unknown (400), expired or no longer works (410). Opening it spends nothing.",
+        "Where the link of POST /api/2/signin leads: a page that names the client and the account (and the browser's other account it signs out) and asks to confirm (HTML, 200), or says the link is unknown (400), expired or no longer works (410). Opening it spends nothing.",
       parameters: [{ name: "token", in: "query", required: true, schema: { type: "string" } }],
       success: { data: z.string(), bare: true, mediaType: "text/html" },
     }),
     async (c) => {
       const token = c.req.query("token") ?? "";
-      const state = await inspectSignInLink(c, token, nowInSeconds());
+      const now = nowInSeconds();
+      const state = await inspectSignInLink(c, token, now);
       const locale = linkLocale(c, state);
       if (state.outcome !== "live") return linkFailurePage(c, state.outcome, locale);
       const text = MESSAGES[locale].confirmSignIn;
+      // A link someone else forwarded would sign this browser in as them: say whom it signs in,
+      // and whom it signs out.
+      const session = await presentedSession(c, now);
+      const signedInAs =
+        session && session.userId !== state.userId
+          ? (await findPrimaryEmails(c.get("db")(), [session.userId])).get(session.userId)
+          : undefined;
       return renderPage(
         c,
         200,
@@ -48,6 +63,8 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
           body: (
             <>
               <p>{text.intro(state.client.name)}</p>
+              <p>{text.account(state.link.email)}</p>
+              {signedInAs !== undefined && <p>{text.switches(signedInAs)}</p>}
               {state.link.context && (
                 <p>
                   {text.context} {state.link.context}

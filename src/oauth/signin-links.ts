@@ -20,7 +20,13 @@ import {
   spendSigninRequest,
   withdrawSigninRequest,
 } from "../db/queries/signin-requests";
-import { findAddressOwner, insertSignedInUser, newUserId, recordLinkSignIn } from "../db/queries/users";
+import {
+  type AddressOwner,
+  findAddressOwner,
+  insertSignedInUser,
+  newUserId,
+  recordLinkSignIn,
+} from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv, Bindings } from "../env";
 import {
@@ -33,10 +39,15 @@ import {
 import { sendMail } from "../mail/mailer";
 import type { Locale } from "../pages/locale";
 import { SIGNIN_MAIL } from "../pages/messages";
+import { isRegisteredRedirectUri } from "./redirect-uri";
 import { emailLookupKey } from "../schemas/email-address";
 
-/** A second link for the same user within this many seconds is refused (409): no mail bursts. */
-const SIGNIN_RESEND_SECONDS = 10;
+/**
+ * A second link for the same user within this many seconds is refused (409): no mail bursts, and
+ * a stranger asking again and again for someone's link cannot replace it before its owner has had
+ * a minute to open it.
+ */
+const SIGNIN_RESEND_SECONDS = 60;
 const MAX_TOKEN_LENGTH = 64;
 
 export type LinkRequest = {
@@ -77,13 +88,10 @@ export async function requestSignInLink(
   const subject = linkSubject(owner?.user.id, request.email);
   const expires = now + SIGNIN_LINK_LIFETIME_SECONDS;
   const { token, tokenHash } = await newSignInToken(env);
-  // D1 first: a request refused as too soon writes nothing to KV.
-  const replaced = await replaceSigninRequest(
-    db,
-    { subject, tokenHash, created: now, expires },
-    now - SIGNIN_RESEND_SECONDS,
-  );
-  if (!replaced) return "too_soon";
+  // KV first, then the row that makes the link live: once the row is written nothing but the mail
+  // is left, so a retry of a request that failed before it starts afresh, and one that failed
+  // after it is too soon and mails nothing twice. A request refused as too soon leaves a KV record
+  // no row points to, gone with its TTL.
   await storeSignInLink(env, tokenHash, {
     subject,
     email: request.email,
@@ -95,6 +103,12 @@ export async function requestSignInLink(
     expires,
     authorization: request.authorization,
   });
+  const replaced = await replaceSigninRequest(
+    db,
+    { subject, tokenHash, created: now, expires },
+    now - SIGNIN_RESEND_SECONDS,
+  );
+  if (!replaced) return "too_soon";
 
   const mail = SIGNIN_MAIL[request.locale];
   const url = `${env.BASE_URL}/oauth/signin?token=${token}`;
@@ -115,20 +129,24 @@ export async function requestSignInLink(
 }
 
 export type LinkState =
-  | { outcome: "live"; link: SignInLink; tokenHash: string; client: ClientRecord }
+  | { outcome: "live"; link: SignInLink; client: ClientRecord; userId: number | null }
   | { outcome: "invalid" | "expired" | "spent" };
 
-/** What a link is now, without using it (the confirmation page), with the client that asked for it. */
+/**
+ * What a link is now, without using it (the confirmation page): with the client that asked for it
+ * and the user it signs in (null for an address that has none yet).
+ */
 export async function inspectSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<LinkState> {
   const found = await findUnexpiredLink(c, token, now);
   if (found.outcome !== "live") return found;
   const db = c.get("db")();
-  const [live, client] = await Promise.all([
+  const [live, parties] = await Promise.all([
     isLiveSigninRequest(db, found.link.subject, found.tokenHash, now),
-    findClient(db, found.link.clientId),
+    linkParties(db, found.link),
   ]);
-  if (!client) return { outcome: "invalid" };
-  return live ? { ...found, client } : { outcome: "spent" };
+  if (!parties) return { outcome: "invalid" };
+  if (!live) return { outcome: "spent" };
+  return { outcome: "live", link: found.link, client: parties.client, userId: parties.owner?.user.id ?? null };
 }
 
 export type UsedLink =
@@ -136,21 +154,20 @@ export type UsedLink =
   | { outcome: "invalid" | "expired" | "spent" };
 
 /**
- * Uses a link: spent in D1 (once, and only while it is its subject's live one), then the user
- * found (still the one the link was made for, allowed to sign in, the address still one that may
- * prove the account) or made, the address verified and earlier mails to the address given to the
- * user, in one batch.
+ * Uses a link, when it can still sign in (linkParties; else it is left unspent): spent in D1
+ * (once, and only while it is its subject's live one), then the user found or made, the address
+ * verified and earlier mails to the address given to the user, in one batch.
  */
 export async function useSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<UsedLink> {
   const found = await findUnexpiredLink(c, token, now);
   if (found.outcome !== "live") return found;
   const { link, tokenHash } = found;
   const db = c.get("db")();
+  const parties = await linkParties(db, link);
+  if (!parties) return { outcome: "invalid" };
   if (!(await spendSigninRequest(db, link.subject, tokenHash, now))) return { outcome: "spent" };
-  const [client, owner] = await Promise.all([findClient(db, link.clientId), findAddressOwner(db, link.email)]);
-  if (!client || linkSubject(owner?.user.id, link.email) !== link.subject) return { outcome: "invalid" };
+  const { client, owner } = parties;
   if (owner) {
-    if (REFUSED_USER_STATUSES[owner.user.status] || !mayProveAccount(owner)) return { outcome: "invalid" };
     await db.batch([
       ...recordLinkSignIn(db, owner.user.id, link.email, now),
       claimUnownedMails(db, owner.user.id, link.email),
@@ -161,6 +178,22 @@ export async function useSignInLink(c: Context<AppEnv>, token: string, now: numb
   const [user, created] = insertSignedInUser(db, { uuid, email: link.email, now });
   const [[inserted]] = await db.batch([user, created, claimUnownedMails(db, newUserId(uuid), link.email)]);
   return { outcome: "used", link, userId: inserted!.id, merchantId: client.merchantId };
+}
+
+/**
+ * The link's client and the owner of its address as they are now, when the link can still sign
+ * in: the client still has the link's redirect URI, and the address is still the user's the link
+ * was made for (or still nobody's), allowed to sign in and one that may prove the account.
+ */
+async function linkParties(
+  db: Database,
+  link: SignInLink,
+): Promise<{ client: ClientRecord; owner: AddressOwner | undefined } | null> {
+  const [client, owner] = await Promise.all([findClient(db, link.clientId), findAddressOwner(db, link.email)]);
+  if (!client || !isRegisteredRedirectUri(client.redirectUris, link.redirectUri)) return null;
+  if (linkSubject(owner?.user.id, link.email) !== link.subject) return null;
+  if (owner && (REFUSED_USER_STATUSES[owner.user.status] || !mayProveAccount(owner))) return null;
+  return { client, owner };
 }
 
 /**

@@ -47,7 +47,16 @@ type Messages = {
   /** A sign-in link used already, or replaced by a newer one. */
   signInLinkSpent: Text;
   signInLinkExpired: Text;
-  confirmSignIn: { title: string; intro: (client: string) => string; context: string; confirm: string };
+  confirmSignIn: {
+    title: string;
+    intro: (client: string) => string;
+    /** The address the link signs in with. */
+    account: (email: string) => string;
+    /** The browser is signed in as another user, whom confirming signs out. */
+    switches: (email: string) => string;
+    context: string;
+    confirm: string;
+  };
 };
 
 export const MESSAGES: Record<Locale, Messages> = {
@@ -115,6 +124,8 @@ export const MESSAGES: Record<Locale, Messages> = {
     confirmSignIn: {
       title: "Confirm sign-in",
       intro: (client) => `Sign in to ${client} with this link?`,
+      account: (email) => `It signs in as ${email}.`,
+      switches: (email) => `This browser is signed in as ${email}, who will be signed out here.`,
       context: "Requested for:",
       confirm: "Sign in",
     },
@@ -183,6 +194,8 @@ export const MESSAGES: Record<Locale, Messages> = {
     confirmSignIn: {
       title: "Bekreft innlogging",
       intro: (client) => `Logge inn på ${client} med denne lenken?`,
+      account: (email) => `Den logger inn som ${email}.`,
+      switches: (email) => `Denne nettleseren er logget inn som ${email}, som blir logget ut her.`,
       context: "Bedt om for:",
       confirm: "Logg inn",
     },
@@ -251,6 +264,8 @@ export const MESSAGES: Record<Locale, Messages> = {
     confirmSignIn: {
       title: "Bekräfta inloggning",
       intro: (client) => `Logga in på ${client} med den här länken?`,
+      account: (email) => `Den loggar in som ${email}.`,
+      switches: (email) => `Den här webbläsaren är inloggad som ${email}, som loggas ut här.`,
       context: "Begärd för:",
       confirm: "Logga in",
     },

@@ -3,8 +3,9 @@
  * the same for every address (sent, blocked, unknown, unverified, too soon) and does the same work
  * before answering: it queues the request. Whether a link is made and mailed is decided here, in
  * the queue's consumer, so neither the answer nor the time the isolate spends after it tells who
- * is registered. A request that fails on the platform is retried (queue `max_retries`); making a
- * link twice cannot mail twice, since a second link for the same user within 10 s is refused.
+ * is registered. A request that fails on the platform is retried (queue `max_retries`); a retry
+ * within a minute of a link made cannot mail a second, since a second link for the same user
+ * within a minute is refused.
  */
 import { openDatabase } from "../db/client";
 import { findClient } from "../db/queries/clients";

@@ -36,10 +36,9 @@ export async function findUserByEmail(db: Database, email: string): Promise<User
 }
 
 /** The user who owns an e-mail address, and whether it is the user's primary address and verified. */
-export async function findAddressOwner(
-  db: Database,
-  email: string,
-): Promise<{ user: UserRecord; primary: boolean; verified: boolean } | undefined> {
+export type AddressOwner = { user: UserRecord; primary: boolean; verified: boolean };
+
+export async function findAddressOwner(db: Database, email: string): Promise<AddressOwner | undefined> {
   return db
     .select({ user: users, primary: userEmails.primary, verified: userEmails.verified })
     .from(userEmails)
