@@ -8,19 +8,27 @@
  *   which every use of the keys then throws).
  * - DATA_PROTECTION_KEY is checked for its form, then its fingerprint against the one the database
  *   recorded at its first import: one D1 read. A key that does not match is refused
- *   (security/data-protection.ts), so every use of it throws the problem.
+ *   (security/data-protection.ts), so every use of it throws the problem. A database imported
+ *   before fingerprints were kept has none: then a client's sealed signing secret tells (AES-GCM
+ *   opens under its own key only), and a key it proves is recorded, so that a later import under
+ *   another key is refused rather than recorded in its place.
  *
  * Verdicts are kept per secret value: after the first request a check is two map look-ups, and an
  * env with other values (a test's) gets verdicts of its own. Only a database without a fingerprint
- * (nothing imported since migration 0011), or one that could not be read, is asked again, after
+ * and without a sealed secret to prove the key by, or one that could not be read, is asked again, after
  * RECHECK_MS: an import in the meantime is then seen without a new deployment. A recorded
  * fingerprint never changes (the migration's trigger), so a verdict on it is final.
  */
 import { openDatabase } from "./db/client";
-import { findKeyFingerprint } from "./db/queries/key-fingerprints";
+import { findKeyFingerprint, findSomeSealedSecret, recordKeyFingerprint } from "./db/queries/key-fingerprints";
 import type { Bindings } from "./env";
 import { signingKeysProblem } from "./oauth/tokens";
-import { dataProtectionKeyProblem, keyFingerprint, refuseDataProtectionKey } from "./security/data-protection";
+import {
+  dataProtectionKeyProblem,
+  keyFingerprint,
+  openSecret,
+  refuseDataProtectionKey,
+} from "./security/data-protection";
 
 const RECHECK_MS = 60_000;
 const KEY_MISMATCH = "DATA_PROTECTION_KEY is not the key the database's data was imported under";
@@ -77,9 +85,18 @@ async function dataProtectionVerdict(env: Bindings): Promise<Verdict> {
   const secret = env.DATA_PROTECTION_KEY;
   const problem = dataProtectionKeyProblem(secret);
   if (problem) return { problem, recheckAt: Infinity };
+  const db = openDatabase(env.DB);
   let recorded: string | null;
   try {
-    recorded = await findKeyFingerprint(openDatabase(env.DB), "DATA_PROTECTION_KEY");
+    recorded = await findKeyFingerprint(db, "DATA_PROTECTION_KEY");
+    if (recorded === null) {
+      const sealed = await findSomeSealedSecret(db);
+      if (sealed !== null && !(await opens(secret, sealed))) return mismatch(secret);
+      if (sealed !== null) {
+        await recordKeyFingerprint(db, "DATA_PROTECTION_KEY", await keyFingerprint(secret));
+        recorded = await findKeyFingerprint(db, "DATA_PROTECTION_KEY");
+      }
+    }
   } catch (err) {
     // Not a verdict on the key: the endpoints go on, and will fail on D1 by themselves if it is down.
     console.error(
@@ -90,8 +107,21 @@ async function dataProtectionVerdict(env: Bindings): Promise<Verdict> {
   }
   if (recorded === null) return { problem: null, recheckAt: Date.now() + RECHECK_MS };
   if (recorded === (await keyFingerprint(secret))) return { problem: null, recheckAt: Infinity };
+  return mismatch(secret);
+}
+
+function mismatch(secret: string): Verdict {
   refuseDataProtectionKey(secret, KEY_MISMATCH);
   return { problem: KEY_MISMATCH, recheckAt: Infinity };
+}
+
+async function opens(secret: string, sealed: string): Promise<boolean> {
+  try {
+    await openSecret(secret, sealed);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function report(problem: string): void {

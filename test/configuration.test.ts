@@ -8,7 +8,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { generateDataProtectionKey } from "../scripts/lib/keys";
+import { generateDataProtectionKey, generateSigningKeys } from "../scripts/lib/keys";
 import { openDatabase } from "../src/db/client";
 import { buildImportStatements } from "../src/db/import";
 import * as schema from "../src/db/schema";
@@ -118,6 +118,19 @@ describe("TOKEN_SIGNING_KEYS missing or malformed", () => {
     expect(await status({ TOKEN_SIGNING_KEYS: publicOnly })).toMatchObject({ problems: [problem] });
     await expectMisconfigured(await callWith({ TOKEN_SIGNING_KEYS: publicOnly }, "/oauth/jwks"), problem);
   });
+
+  it("names a ring with a published key that is no Ed25519 key, or a first key whose halves differ", async () => {
+    const problem = "TOKEN_SIGNING_KEYS holds a key whose public half is not a valid Ed25519 key";
+    const [[first], [second]] = [JSON.parse(await generateSigningKeys()), JSON.parse(await generateSigningKeys())] as [
+      { x: string }[],
+      { x: string }[],
+    ];
+    const brokenSecond = JSON.stringify([first, { ...second, x: "AAAA" }]);
+    expect(await status({ TOKEN_SIGNING_KEYS: brokenSecond })).toMatchObject({ problems: [problem] });
+    const mismatched = JSON.stringify([{ ...first, x: second!.x }]);
+    expect(await status({ TOKEN_SIGNING_KEYS: mismatched })).toMatchObject({ problems: [problem] });
+    await expectMisconfigured(await callWith({ TOKEN_SIGNING_KEYS: mismatched }, "/oauth/jwks"), problem);
+  });
 });
 
 describe("DATA_PROTECTION_KEY missing or malformed", () => {
@@ -201,6 +214,26 @@ describe("the data-protection key's fingerprint in D1", () => {
     const statements = await buildImportStatements(db(), file, generateDataProtectionKey());
     await expect(db().batch(statements as [never])).rejects.toThrow(/another DATA_PROTECTION_KEY/);
     expect(await db().select().from(schema.merchants).where(eq(schema.merchants.id, 4242)).get()).toBeUndefined();
+    const rows = await db().select().from(schema.keyFingerprints);
+    expect(rows.map((row) => row.fingerprint)).toEqual([await keyFingerprint(env.DATA_PROTECTION_KEY)]);
+  });
+
+  it("is proved by a client's sealed signing secret where none was recorded, and recorded then", async () => {
+    // A database imported before migration 0011: clients, one with a sealed signing secret, and no fingerprint.
+    await createClient({ signingSecret: "a signing secret long enough" });
+    await db().delete(schema.keyFingerprints);
+    const other = generateDataProtectionKey();
+    expect(await status({ DATA_PROTECTION_KEY: other })).toEqual(
+      expect.objectContaining({
+        platform: "misconfigured",
+        problems: ["DATA_PROTECTION_KEY is not the key the database's data was imported under"],
+      }),
+    );
+    expect(await db().select().from(schema.keyFingerprints)).toEqual([]);
+    // The Worker's own key, spelled with its base64 padding: a value this isolate has no verdict on yet.
+    expect(await status({ DATA_PROTECTION_KEY: `${env.DATA_PROTECTION_KEY}=` })).toEqual(
+      expect.objectContaining({ platform: "up" }),
+    );
     const rows = await db().select().from(schema.keyFingerprints);
     expect(rows.map((row) => row.fingerprint)).toEqual([await keyFingerprint(env.DATA_PROTECTION_KEY)]);
   });

@@ -10,6 +10,7 @@
  */
 import {
   CompactSign,
+  compactVerify,
   createLocalJWKSet,
   errors as joseErrors,
   importJWK,
@@ -118,6 +119,17 @@ async function loadKeyRing(secret: string | undefined): Promise<KeyRing> {
   const jwks: JSONWebKeySet = {
     keys: keys.map(({ kty, crv, x, kid }) => ({ kty, crv, x, kid, alg: SIGNING_ALGORITHM, use: "sig" }) as JWK),
   };
+  // Every published key must verify, and the first's public half must be its private one's: a
+  // broken key would otherwise show only as tokens refused, or a key set resource servers reject.
+  try {
+    const publicKeys = await Promise.all(jwks.keys.map((key) => importJWK(key, SIGNING_ALGORITHM)));
+    const probe = await new CompactSign(new Uint8Array(1))
+      .setProtectedHeader({ alg: SIGNING_ALGORITHM })
+      .sign(signingKey);
+    await compactVerify(probe, publicKeys[0]!);
+  } catch {
+    throw new ConfigurationError("TOKEN_SIGNING_KEYS holds a key whose public half is not a valid Ed25519 key");
+  }
   return {
     signingKey,
     kid: first.kid,
