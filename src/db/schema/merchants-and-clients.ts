@@ -1,0 +1,79 @@
+/** Merchants and their OAuth clients: each client's settings, secrets and grants. */
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { ApiEndpoint } from "../../schemas/api-endpoints";
+import { now } from "./now";
+
+export const merchants = sqliteTable("merchants", {
+  id: integer("id").primaryKey(),
+  name: text("name").notNull(),
+  created: integer("created").notNull().default(now),
+  updated: integer("updated").notNull().default(now),
+});
+
+export type RateLimitSetting = { limit: number; windowSeconds: number };
+
+export const clients = sqliteTable(
+  "clients",
+  {
+    id: text("id").primaryKey(),
+    merchantId: integer("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    name: text("name").notNull(),
+    alias: text("alias").notNull().default(""),
+    domain: text("domain").notNull().default(""),
+    /** HMAC-SHA256 of the client secret under the data-protection key (base64url). */
+    secretHash: text("secret_hash").notNull(),
+    /** AES-GCM sealed signing secret for response signing (see security/data-protection.ts). */
+    signingSecretSealed: text("signing_secret_sealed"),
+    redirectUris: text("redirect_uris", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    defaultRedirectUri: text("default_redirect_uri"),
+    fields: text("fields", { mode: "json" })
+      .$type<Partial<Record<string, boolean | string>>>()
+      .notNull()
+      .default(sql`'{}'`),
+    css: text("css", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+    termsCss: text("terms_css", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+    grantTypes: text("grant_types", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    accessTokenLifetime: integer("access_token_lifetime").notNull().default(604800),
+    autoApprove: integer("auto_approve", { mode: "boolean" }).notNull().default(false),
+    enableSso: integer("enable_sso", { mode: "boolean" }).notNull().default(false),
+    /**
+     * A client that cannot keep a secret (a native app): PKCE at /oauth/authorize, and only
+     * authorization_code and refresh_token at /oauth/token, with client_id alone.
+     */
+    publicClient: integer("public_client", { mode: "boolean" }).notNull().default(false),
+    unregisteredPayments: integer("unregistered_payments", { mode: "boolean" }).notNull().default(false),
+    universalDataAccess: integer("universal_data_access", { mode: "boolean" }).notNull().default(false),
+    admin: integer("admin", { mode: "boolean" }).notNull().default(false),
+    ipAllowList: text("ip_allow_list", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    /** Null means the service default (see durable-objects/rate-limiter.ts). */
+    rateLimit: text("rate_limit", { mode: "json" }).$type<RateLimitSetting>(),
+    jwt: integer("jwt", { mode: "boolean" }).notNull().default(false),
+    resources: text("resources", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    /** The /api/2 endpoints the client is granted (schemas/api-endpoints.ts); null for all of them. */
+    apiEndpoints: text("api_endpoints", { mode: "json" }).$type<ApiEndpoint[]>(),
+    created: integer("created").notNull().default(now),
+    updated: integer("updated").notNull().default(now),
+  },
+  (t) => [index("clients_merchant_idx").on(t.merchantId)],
+);

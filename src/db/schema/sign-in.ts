@@ -1,0 +1,71 @@
+/** What a sign-in leaves behind: live sign-in links, refresh tokens and browser sessions. */
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { clients } from "./merchants-and-clients";
+import { now } from "./now";
+import { users } from "./users";
+
+/**
+ * The one live sign-in link per user (POST /api/2/signin, the login page's "e-mail me a link"):
+ * its token's keyed hash. A new link replaces the row; using a link deletes it, in one statement,
+ * so a link works once and a replaced one never, whatever KV (which holds the link's details)
+ * still shows.
+ */
+export const signinRequests = sqliteTable("signin_requests", {
+  /**
+   * Whom the link signs in: `user:<id>` for an address that has a user, whichever of its addresses
+   * the link went to; `email:<address>` (as looked up) for one that has none.
+   */
+  subject: text("subject").primaryKey(),
+  tokenHash: text("token_hash").notNull(),
+  created: integer("created").notNull(),
+  expires: integer("expires").notNull(),
+});
+
+export const refreshTokens = sqliteTable(
+  "refresh_tokens",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** HMAC-SHA256 of the opaque token under the data-protection key; the token itself is never stored. */
+    tokenHash: text("token_hash").notNull(),
+    clientId: text("client_id")
+      .notNull()
+      .references(() => clients.id, { onDelete: "cascade" }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull().default(""),
+    /** Every token rotated from one grant shares its family; reuse of a rotated one revokes them all. */
+    family: text("family").notNull().default(""),
+    created: integer("created").notNull().default(now),
+    expires: integer("expires").notNull(),
+    revoked: integer("revoked"),
+  },
+  (t) => [
+    uniqueIndex("refresh_tokens_hash_idx").on(t.tokenHash),
+    index("refresh_tokens_family_idx").on(t.family),
+    index("refresh_tokens_user_client_idx").on(t.userId, t.clientId),
+    index("refresh_tokens_client_idx").on(t.clientId),
+    index("refresh_tokens_expires_idx").on(t.expires),
+  ],
+);
+
+/**
+ * Browser sessions (the single sign-on of the browser flows): the cookie carries a random id and
+ * its signature; only the id's keyed hash is stored, so a leaked table opens no session.
+ * Revocable server-side (`revoked`), and ended at `expires` whatever the cookie says.
+ */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** The client the session was started through. */
+    clientId: text("client_id").references(() => clients.id, { onDelete: "set null" }),
+    created: integer("created").notNull(),
+    expires: integer("expires").notNull(),
+    revoked: integer("revoked"),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
