@@ -1,8 +1,10 @@
+/**
+ * The Worker's environment and the types every layer shares about a request. Nothing imported here
+ * imports this module back: it is the low end of the graph.
+ */
 import type { D1Usage, Database } from "./db/client";
-import type { RateLimiter, RateLimitFigures } from "./durable-objects/rate-limiter";
-import type { RouteInfo } from "./http/container";
+import type { RateLimiterRpc, RateLimitFigures } from "./durable-objects/rate-limiter-rpc";
 import type { ResponseFormat } from "./http/format";
-import type { Caller } from "./middleware/auth";
 import type { LinkRequestMessage } from "./schemas/link-request";
 
 /** Everything wrangler.toml and the secrets give the Worker. */
@@ -10,7 +12,7 @@ export type Bindings = {
   DB: D1Database;
   /** Exchange codes and sign-in tokens (key layout in docs/storage.md). */
   CODES: KVNamespace;
-  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  RATE_LIMITER: DurableObjectNamespace<RateLimiterRpc>;
   /** The login page's sign-in link requests, made and mailed by the consumer (queues/link-requests.ts). */
   LINK_REQUESTS: Queue<LinkRequestMessage>;
   ENVIRONMENT: string;
@@ -47,3 +49,32 @@ export type Variables = {
 export type RequestTiming = { started: number; d1: D1Usage; durableObjectMs: number; durableObjectCalls: number };
 
 export type AppEnv = { Bindings: Bindings; Variables: Variables };
+
+/** The route's name and controller, as the container reports them (http/container.ts). */
+export type RouteInfo = { name: string; controller: string };
+
+export type TokenKind = "user" | "server";
+
+/**
+ * What a verified access token says about its bearer (oauth/tokens.ts). The token's `mid` claim is
+ * for resource servers; this API scopes every call by the client's current merchant instead (see Caller).
+ */
+export type AccessTokenClaims = {
+  kind: TokenKind;
+  clientId: string;
+  /** Set on user tokens only. */
+  userId: number | null;
+  scope: string;
+  expires: number;
+  issuedAt: number;
+  jti: string;
+  /** The grant (refresh-token family) the token was issued under; revoking it revokes the token. */
+  grant: string | null;
+  audience: string;
+};
+
+/** The bearer of a verified token, with the merchant that scopes the call (middleware/auth.ts). */
+export type Caller = AccessTokenClaims & {
+  /** The client's current merchant as the rate limiter knows it (at most a minute old), never the token's. */
+  merchantId: number;
+};

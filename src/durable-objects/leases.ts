@@ -13,20 +13,17 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { ipAllowed } from "../http/ip";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
-import {
-  type Admission,
-  type ClientPolicy,
-  type Lease,
-  type RateLimitFigures,
-  type Renewal,
-  type Revocation,
-  type RevocationUpdate,
-  type TokenIdentity,
-  LEASE_MS,
-  rateLimiterFor,
-  revocationId,
-  revocationIds,
-} from "./rate-limiter";
+import { LEASE_MS, rateLimiterFor, revocationId, revocationIds } from "./rate-limiter";
+import type {
+  Admission,
+  ClientPolicy,
+  Lease,
+  RateLimitFigures,
+  Renewal,
+  Revocation,
+  RevocationUpdate,
+  TokenIdentity,
+} from "./rate-limiter-rpc";
 
 /**
  * What a lease asks for once this isolate has seen the client within LEASE_MS: an isolate that then

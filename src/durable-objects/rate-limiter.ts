@@ -25,6 +25,20 @@ import type { RateLimitSetting } from "../db/schema";
 import type { Bindings, RequestTiming } from "../env";
 import { ipAllowed } from "../http/ip";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
+import type {
+  Admission,
+  ClientPolicy,
+  Lease,
+  LeaseTerms,
+  RateLimiterRpc,
+  Redemption,
+  Renewal,
+  Revocation,
+  RevocationUpdate,
+  SignInAttempt,
+  SignInOrigin,
+  TokenIdentity,
+} from "./rate-limiter-rpc";
 
 /** Quota for clients without a `rateLimit` of their own. */
 export const DEFAULT_RATE_LIMIT: RateLimitSetting = { limit: 1000, windowSeconds: 3600 };
@@ -127,82 +141,11 @@ function timedCalls<Stub extends object>(stub: Stub, timing: RequestTiming): Stu
   });
 }
 
-/** What the container's `request` object and the X-RateLimit-* headers report. */
-export type RateLimitFigures = {
-  limit: number;
-  remaining: number;
-  /** Seconds until the current window ends and the quota is whole again. */
-  reset: number;
-};
-
-/** What an isolate checks a call against while it holds a lease. */
-export type ClientPolicy = {
-  limit: number;
-  merchantId: number;
-  ipAllowList: string[];
-  /** Null when the client may call every endpoint. */
-  apiEndpoints: ApiEndpoint[] | null;
-};
-
-/** Revocations listed after `since` (a sequence number), with the sequence number they run to. */
-export type RevocationUpdate = { seq: number; entries: { id: string; expiresAt: number }[] };
-
 /** What a lease of one carries: it admits nothing later, so it needs no revocations. */
 const NO_REVOCATIONS: RevocationUpdate = { seq: -1, entries: [] };
 
-/**
- * A lease: `slots` calls (the one that asked among them) the holder may admit within `validForMs`,
- * and no later than the window's end. `id` is null for a lease of one, which has nothing to hand back.
- */
-export type Lease = {
-  id: string | null;
-  slots: number;
-  validForMs: number;
-  windowEndsInMs: number;
-  /** What the window has left once this lease's slots are counted. */
-  unleased: number;
-  policy: ClientPolicy;
-  revocations: RevocationUpdate;
-};
-
-/** What the isolate asks for with a call, and the lease it lets go (its calls admitted, final). */
-export type LeaseTerms = {
-  want: number;
-  revocationsSince: number;
-  release: { id: string; used: number } | null;
-};
-
 /** What a caller from before leases asks for, during a rolling deploy: this call alone. */
 const NO_LEASE: LeaseTerms = { want: 1, revocationsSince: -1, release: null };
-
-/**
- * An admitted call carries its figures and merchant as well as its lease, so that a caller from
- * before leases (during a rolling deploy) reads what it always read.
- */
-export type Admission =
-  | { outcome: "admitted"; figures: RateLimitFigures; merchantId: number; lease: Lease }
-  | { outcome: "rate_limited"; figures: RateLimitFigures }
-  | { outcome: "ip_not_allowed" | "unknown_client" | "endpoint_not_granted" | "revoked" };
-
-/** A top-up of a held lease: more slots (possibly none) and a fresh policy, time and revocations. */
-export type Renewal = { outcome: "renewed"; lease: Lease } | { outcome: "ended" };
-
-export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
-
-/**
- * Where a password sign-in comes from: the network (one IPv4 address, one IPv6 /64, or "unknown")
- * and whose it is: the person's browser (the login page) or the client's server (the token endpoint).
- */
-export type SignInOrigin = { network: string; caller: "browser" | "client server" };
-
-/**
- * What a revocation may name: an access token (`jti`), the grant it came from, or both; a grant
- * alone is a grant being started (a redemption's refresh-token family, a webview's session).
- */
-export type TokenIdentity = { jti: string | null; grant: string | null };
-
-/** A revocation: of one access token (`jti`) or of every access token of a grant, kept until `expiresAt` (ms). */
-export type Revocation = { jti: string; expiresAt: number } | { grant: string; expiresAt: number };
 
 /** The id a revocation is listed under, here and in the isolates' copies. */
 export function revocationId(revocation: Revocation): string {
@@ -214,14 +157,6 @@ export function revocationIds({ jti, grant }: TokenIdentity): string[] {
   return [...(jti === null ? [] : [`jti:${jti}`]), ...(grant === null ? [] : [`grant:${grant}`])];
 }
 
-/**
- * The outcome of spending a one-time value: `redeemed` the first time before it expires; `expired`
- * from its expiry on; `replayed` after a first redemption, with the grant that one started, so
- * that the caller can revoke it (RFC 6749 §4.1.2).
- */
-export type Redemption =
-  { outcome: "redeemed" } | { outcome: "expired" } | { outcome: "replayed"; grant: string | null };
-
 type Policy = ClientPolicy & { windowSeconds: number; loadedAt: number };
 /**
  * The client's request window: `count` is every slot handed out in it, used or still leased;
@@ -232,7 +167,7 @@ type SignInAttempts = { count: number; ends_at: number };
 /** A password_failures row: failures counted until `ends_at`, the latest at `last_at`. */
 type PasswordFailures = { count: number; last_at: number; ends_at: number };
 
-export class RateLimiter extends DurableObject<Bindings> {
+export class RateLimiter extends DurableObject<Bindings> implements RateLimiterRpc {
   private policy: Policy | null = null;
   private window: Counter | undefined;
 

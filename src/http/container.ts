@@ -5,7 +5,7 @@
 import type { Context } from "hono";
 import { routePath } from "hono/route";
 import type { $ZodType } from "zod/v4/core";
-import type { RateLimitFigures } from "../durable-objects/rate-limiter";
+import type { RateLimitFigures } from "../durable-objects/rate-limiter-rpc";
 import type { AppEnv } from "../env";
 import type { ApiError, ErrorBody } from "../errors";
 import { containerSchema } from "../schemas/responses/container";
@@ -17,7 +17,6 @@ export const CONTAINER_NAME = "Account and Commerce API";
 export const CONTAINER_VERSION = "1.0";
 export const API_VERSION = 2;
 
-export type RouteInfo = { name: string; controller: string };
 export type QueryParams = { options: Record<string, unknown>; where: Record<string, unknown> };
 export type CollectionMeta = { count: number; offset: number };
 

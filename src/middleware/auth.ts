@@ -1,21 +1,15 @@
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
+import type { AppEnv, TokenKind } from "../env";
 import { OAuthError } from "../errors";
 import { documented } from "../http/openapi";
 import { SIGNED_PARAMETER } from "../http/signing";
-import { type AccessTokenClaims, type TokenKind, verifyAccessToken } from "../oauth/tokens";
+import { verifyAccessToken } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 import { enforceClientLimits } from "./rate-limit";
 import { loadSigningKey } from "./signing";
 
 /** Longer than any token we issue; anything bigger is rejected before parsing. */
 const MAX_TOKEN_LENGTH = 4096;
-
-/** The bearer of a verified token, with the merchant that scopes the call. */
-export type Caller = AccessTokenClaims & {
-  /** The client's current merchant as the rate limiter knows it (at most a minute old), never the token's. */
-  merchantId: number;
-};
 
 /**
  * Route middleware for `endpoint`, which needs an access token (spec "Authentication"): verifies

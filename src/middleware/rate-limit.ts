@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { admitCall } from "../durable-objects/leases";
-import type { AppEnv } from "../env";
+import type { AccessTokenClaims, AppEnv } from "../env";
 import { ApiError, OAuthError } from "../errors";
 import { clientIp } from "../http/ip";
-import { type AccessTokenClaims, invalidTokenError } from "../oauth/tokens";
+import { invalidTokenError } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 
 /**

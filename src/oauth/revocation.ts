@@ -13,12 +13,12 @@ import { findRefreshToken, revokeRefreshTokenFamily } from "../db/queries/refres
 import { findUserRefusal } from "../db/queries/users";
 import { revokeTokens } from "../durable-objects/leases";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
-import type { AppEnv } from "../env";
+import type { AccessTokenClaims, AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
 import { refreshTokenHash } from "./refresh-tokens";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
-import { type AccessTokenClaims, verifyAccessToken } from "./tokens";
+import { verifyAccessToken } from "./tokens";
 
 /**
  * Ends a grant: its refresh tokens at once (D1), and its access tokens at the client's next call

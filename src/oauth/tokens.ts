@@ -20,15 +20,13 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import { IsolateCache } from "../db/isolate-cache";
-import type { Bindings } from "../env";
+import type { AccessTokenClaims, Bindings, TokenKind } from "../env";
 import { ConfigurationError, OAuthError } from "../errors";
 import { nowInSeconds } from "../http/datetime";
 
 export const SIGNING_ALGORITHM = "EdDSA";
 const TOKEN_TYPE = "at+jwt";
 const UTF8 = new TextEncoder();
-
-export type TokenKind = "user" | "server";
 
 /** A positive integer without sign, spaces, leading zeros, exponent or hex. */
 const CANONICAL_ID = /^[1-9]\d{0,15}$/;
@@ -37,24 +35,6 @@ const CANONICAL_ID = /^[1-9]\d{0,15}$/;
 export function userIdOfSubject(sub: unknown): number | null {
   return typeof sub === "string" && CANONICAL_ID.test(sub) && Number.isSafeInteger(Number(sub)) ? Number(sub) : null;
 }
-
-/**
- * What a verified access token says about its bearer. The token's `mid` claim is for resource
- * servers; this API scopes every call by the client's current merchant instead (see Caller).
- */
-export type AccessTokenClaims = {
-  kind: TokenKind;
-  clientId: string;
-  /** Set on user tokens only. */
-  userId: number | null;
-  scope: string;
-  expires: number;
-  issuedAt: number;
-  jti: string;
-  /** The grant (refresh-token family) the token was issued under; revoking it revokes the token. */
-  grant: string | null;
-  audience: string;
-};
 
 type KeyRing = {
   signingKey: CryptoKey;

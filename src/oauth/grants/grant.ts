@@ -3,11 +3,11 @@ import type { Context } from "hono";
 import type { ClientRecord } from "../../db/queries/clients";
 import { insertRefreshToken } from "../../db/queries/refresh-tokens";
 import { connectUser } from "../../db/queries/users";
-import type { AppEnv } from "../../env";
+import type { AppEnv, TokenKind } from "../../env";
 import type { TokenRequest } from "../../schemas/oauth";
 import type { TokenResponse } from "../../schemas/responses/oauth";
 import { newRefreshToken, newRefreshTokenFamily } from "../refresh-tokens";
-import { issueAccessToken, type TokenKind } from "../tokens";
+import { issueAccessToken } from "../tokens";
 
 export type GrantRequest = {
   c: Context<AppEnv>;

@@ -1,0 +1,105 @@
+/**
+ * What a client's RateLimiter answers over RPC (durable-objects/rate-limiter.ts implements it): the
+ * methods and every type their calls carry. The binding is typed by this interface, not by the
+ * class, so that env.ts needs nothing that needs env.ts. Isolates of the old and the new version
+ * call each other during a rolling deploy: a method keeps its name, and a change to what it takes
+ * or answers must be understood by both.
+ */
+import type { ApiEndpoint } from "../schemas/api-endpoints";
+
+export interface RateLimiterRpc extends Rpc.DurableObjectBranded {
+  admit(
+    clientId: string,
+    ip: string | null,
+    endpoint: ApiEndpoint,
+    token: TokenIdentity,
+    terms?: LeaseTerms,
+  ): Promise<Admission>;
+  renew(clientId: string, id: string, want: number, revocationsSince: number): Promise<Renewal>;
+  release(id: string, used: number): Promise<void>;
+  beginSignIn(key: string, limit?: number, origin?: SignInOrigin): Promise<SignInAttempt>;
+  signInSucceeded(account: string, origin?: SignInOrigin): Promise<void>;
+  redeemOnce(key: string, expiresAt: number, grant?: string | null): Promise<Redemption>;
+  redeemed(key: string): Promise<boolean>;
+  revoke(revocations: Revocation[]): Promise<void>;
+  revoked(token: TokenIdentity): Promise<boolean>;
+}
+
+/** What the container's `request` object and the X-RateLimit-* headers report. */
+export type RateLimitFigures = {
+  limit: number;
+  remaining: number;
+  /** Seconds until the current window ends and the quota is whole again. */
+  reset: number;
+};
+
+/** What an isolate checks a call against while it holds a lease. */
+export type ClientPolicy = {
+  limit: number;
+  merchantId: number;
+  ipAllowList: string[];
+  /** Null when the client may call every endpoint. */
+  apiEndpoints: ApiEndpoint[] | null;
+};
+
+/** Revocations listed after `since` (a sequence number), with the sequence number they run to. */
+export type RevocationUpdate = { seq: number; entries: { id: string; expiresAt: number }[] };
+
+/**
+ * A lease: `slots` calls (the one that asked among them) the holder may admit within `validForMs`,
+ * and no later than the window's end. `id` is null for a lease of one, which has nothing to hand back.
+ */
+export type Lease = {
+  id: string | null;
+  slots: number;
+  validForMs: number;
+  windowEndsInMs: number;
+  /** What the window has left once this lease's slots are counted. */
+  unleased: number;
+  policy: ClientPolicy;
+  revocations: RevocationUpdate;
+};
+
+/** What the isolate asks for with a call, and the lease it lets go (its calls admitted, final). */
+export type LeaseTerms = {
+  want: number;
+  revocationsSince: number;
+  release: { id: string; used: number } | null;
+};
+
+/**
+ * An admitted call carries its figures and merchant as well as its lease, so that a caller from
+ * before leases (during a rolling deploy) reads what it always read.
+ */
+export type Admission =
+  | { outcome: "admitted"; figures: RateLimitFigures; merchantId: number; lease: Lease }
+  | { outcome: "rate_limited"; figures: RateLimitFigures }
+  | { outcome: "ip_not_allowed" | "unknown_client" | "endpoint_not_granted" | "revoked" };
+
+/** A top-up of a held lease: more slots (possibly none) and a fresh policy, time and revocations. */
+export type Renewal = { outcome: "renewed"; lease: Lease } | { outcome: "ended" };
+
+export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
+
+/**
+ * Where a password sign-in comes from: the network (one IPv4 address, one IPv6 /64, or "unknown")
+ * and whose it is: the person's browser (the login page) or the client's server (the token endpoint).
+ */
+export type SignInOrigin = { network: string; caller: "browser" | "client server" };
+
+/**
+ * What a revocation may name: an access token (`jti`), the grant it came from, or both; a grant
+ * alone is a grant being started (a redemption's refresh-token family, a webview's session).
+ */
+export type TokenIdentity = { jti: string | null; grant: string | null };
+
+/** A revocation: of one access token (`jti`) or of every access token of a grant, kept until `expiresAt` (ms). */
+export type Revocation = { jti: string; expiresAt: number } | { grant: string; expiresAt: number };
+
+/**
+ * The outcome of spending a one-time value: `redeemed` the first time before it expires; `expired`
+ * from its expiry on; `replayed` after a first redemption, with the grant that one started, so
+ * that the caller can revoke it (RFC 6749 §4.1.2).
+ */
+export type Redemption =
+  { outcome: "redeemed" } | { outcome: "expired" } | { outcome: "replayed"; grant: string | null };
