@@ -1,6 +1,6 @@
 /**
  * The Worker's environment and the types every layer shares about a request. Nothing imported here
- * imports this module back: it is the low end of the graph.
+ * imports this module back (`npm run lint:imports` checks it): it is the low end of the graph.
  */
 import type { D1Usage, Database } from "./db/client";
 import type { RateLimiterRpc, RateLimitFigures } from "./durable-objects/rate-limiter-rpc";
