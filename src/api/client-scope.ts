@@ -1,5 +1,5 @@
 /**
- * Whose data a call reads (README "Reading another client's data"): the calling client's own, or,
+ * Whose data a call reads (docs/security.md "Reading another client's data"): the calling client's own, or,
  * with a `clientId` parameter, another client of the same merchant when the calling client has
  * administrative rights (its `admin` flag, as stored now, not as it was when the token was issued).
  */

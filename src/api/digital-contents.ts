@@ -1,7 +1,7 @@
 /**
  * GET /api/2/digitalcontents: the calling client's digital contents. Server token. Criteria
  * `userId`, `status`, `productId`, and `parentProductId` (that product and its child products);
- * without a status filter, deleted and blocked items are left out (README "Digital contents").
+ * without a status filter, deleted and blocked items are left out (docs/api.md "Digital contents").
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";

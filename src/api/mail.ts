@@ -1,7 +1,7 @@
 /**
  * GET /api/2/mail: a user's mail history with its events. Server token. The user is named by
  * `id` (uuid or userId, never the deprecated legacy id) or `email` (the address, Base64-encoded);
- * only users connected to the calling client are shown (README "Mail").
+ * only users connected to the calling client are shown (docs/api.md "Mail").
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";

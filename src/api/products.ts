@@ -1,7 +1,7 @@
 /**
  * GET /api/2/products: the calling client's products. Server or user token. Exact criteria
  * `productId`, `name`, `code`, `price`, `parentProductId` (several values each are OR-ed); status
- * and type filters as mapped below; deleted products only when asked for (README "Products").
+ * and type filters as mapped below; deleted products only when asked for (docs/api.md "Products").
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";

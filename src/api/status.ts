@@ -9,7 +9,7 @@ import { statusSchema } from "../schemas/responses/service";
 import { versionObject } from "./version";
 
 /**
- * The browser flows (README "Browser flows"): `redirect` (a web site at /oauth/authorize),
+ * The browser flows (docs/oauth.md "Browser flows"): `redirect` (a web site at /oauth/authorize),
  * `native` (an app at /oauth/authorize with PKCE, no secret), `webview` (a session code opened at
  * /oauth/webview).
  */

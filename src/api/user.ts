@@ -1,7 +1,7 @@
 /**
  * GET /api/2/user/{userId}: one user, by userId or uuid. Server token. A user connected to the
  * calling client is shown in full; one connected only to other clients of the caller's merchant
- * in the spec's limited view; anyone else, as an unknown user, is a 404 (README "User by id").
+ * in the spec's limited view; anyone else, as an unknown user, is a 404 (docs/api.md "User by id").
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";

@@ -1,7 +1,7 @@
 /**
  * GET /api/2/users: search the users the calling client may see. Server token. Every criterion
  * is a user property, criteria AND-ed, a criterion's values OR-ed; exact, fuzzy (names) or a
- * regular expression, `/pattern/flags` (README "Users").
+ * regular expression, `/pattern/flags` (docs/api.md "Users").
  */
 import { Hono } from "hono";
 import { RE2JS } from "re2js";
@@ -219,7 +219,7 @@ export const userListRoutes = new Hono<AppEnv>().get(
   describeRoute({
     name: "Search users",
     controller: "api/users#index",
-    description: 'README "Users": exact, fuzzy and `/regular expression/flags` criteria, AND-ed.',
+    description: 'docs/api.md "Users": exact, fuzzy and `/regular expression/flags` criteria, AND-ed.',
     parameters: listParameters(USER_LIST, {
       ...Object.fromEntries(
         NAME_PROPERTIES.map((name) => [name, "Fuzzy (case, accents); `Hans*` is a prefix; or `/pattern/flags` (RE2)"]),

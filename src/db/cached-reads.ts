@@ -2,7 +2,7 @@
  * API reads that an isolate answers from memory for up to API_READ_CACHE_TTL_MS: the hottest
  * reads whose rows change only by import or sign-in. A read without `x-d1-bookmark` may come from
  * any replica, however far behind; this is one more replica, the nearest, at most that much older
- * than what it read. A caller that sends a bookmark (`fresh`) is always read from D1 (README
+ * than what it read. A caller that sends a bookmark (`fresh`) is always read from D1 (docs/edge.md
  * "Reads and replicas"). Each read takes the request's database opener and opens it only on a miss.
  */
 import type { Database } from "./client";

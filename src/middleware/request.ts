@@ -123,7 +123,7 @@ const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 export const BOOKMARK_HEADER = "x-d1-bookmark";
 
 /**
- * Opens the request's D1 session (D1 read replication; README "Reads and replicas"). API reads
+ * Opens the request's D1 session (D1 read replication; docs/edge.md "Reads and replicas"). API reads
  * may go to the nearest replica (`first-unconstrained`), or to one at least as fresh as the
  * bookmark the caller sends back from an earlier response; everything else (writes, and every
  * /oauth request, whose reads decide who gets a token) starts at the primary. Every response that

@@ -4,7 +4,7 @@
  * unknown client costs the same secret hash as a known one.
  *
  * Found clients are cached per isolate for CLIENT_CACHE_TTL_MS, so a token request usually needs
- * no D1 round trip (measured locally: 904 -> 4,150 token requests/s; see README "Benchmark").
+ * no D1 round trip (measured locally: 904 -> 4,150 token requests/s; docs/benchmarks.md).
  * Changes to a client (secret, grants, redirect URIs, allow-list, deletion) apply within that
  * time, as they do for the rate limiter's policy; a secret that fails against a cached record is
  * checked against D1 before it is refused, so a rotated secret works at once. Unknown ids are
@@ -26,8 +26,8 @@ import { verifySecret } from "../security/data-protection";
 const CLIENT_CACHE_TTL_MS = 60_000;
 /**
  * A found client, and the last secret that verified against this very record: the same secret
- * presented again is compared with it instead of being hashed again (README "The token
- * endpoint's client cache"). It lives only in the isolate's memory, beside the key that hashes it.
+ * presented again is compared with it instead of being hashed again (docs/benchmarks.md "The
+ * token endpoint's client cache"). It lives only in the isolate's memory, beside the key that hashes it.
  */
 type CachedClient = { record: ClientRecord; verifiedSecret?: string };
 const clientCache = new IsolateCache<CachedClient>(CLIENT_CACHE_TTL_MS);

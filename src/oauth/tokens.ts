@@ -3,7 +3,7 @@
  * resource server can verify them against /oauth/jwks, and verification on our own API needs no
  * database. Ed25519 rather than ES256: in a bare worker on our machines it signed 3,100-3,700
  * tokens/s against 2,300-3,400 for ES256, and its signatures are deterministic, with no per-signature
- * nonce to get wrong (see README "Decisions").
+ * nonce to get wrong (docs/oauth.md "Tokens").
  *
  * Keys come from the TOKEN_SIGNING_KEYS secret: a JSON array of private JWKs, each with a kid.
  * The first one signs; all of them verify and are published, which is how keys rotate.

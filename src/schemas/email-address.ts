@@ -1,8 +1,8 @@
 /**
  * E-mail addresses as people have them (RFC 5321, and RFC 6531 for UTF-8): a dot-atom local part
  * whose atoms may hold any letter or symbol beyond ASCII, and a domain name in Unicode or
- * punycode. Every address is stored, compared and searched in one canonical form (README
- * "E-mail addresses"): local part lower-cased and in Unicode NFC, domain lower-cased in its
+ * punycode. Every address is stored, compared and searched in one canonical form (docs/operations.md
+ * "Importing data", e-mail addresses): local part lower-cased and in Unicode NFC, domain lower-cased in its
  * Unicode form, so `Ærø.Åse@Bücher.example` and `ærø.åse@xn--bcher-kva.example` are one address.
  */
 import { toUnicode } from "punycode/punycode.es6.js";

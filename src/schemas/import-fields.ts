@@ -8,7 +8,7 @@ import * as z from "zod";
 import { LAST_SECOND, parseDatetime, utcSeconds } from "../http/datetime";
 import { canonicalEmailAddress } from "./email-address";
 
-/** Limits of the import's text and JSON values, in UTF-8 bytes, and of its lists (README "Importing data"). */
+/** Limits of the import's text and JSON values, in UTF-8 bytes, and of its lists (docs/operations.md "Importing data"). */
 export const LIMITS = {
   /** Names, display names, titles, codes, mail templates and tokens, other short text. */
   text: 255,
