@@ -10,7 +10,9 @@ import { decodeJwt } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { clients } from "../src/db/schema";
-import { LEASE_MS, POLICY_TTL_MS, RateLimiter, rateLimiterFor } from "../src/durable-objects/rate-limiter";
+import { POLICY_TTL_MS } from "../src/durable-objects/client-policy";
+import { RateLimiter, rateLimiterFor } from "../src/durable-objects/rate-limiter";
+import { LEASE_MS } from "../src/durable-objects/request-window";
 import worker from "../src/index";
 import {
   BASE,

@@ -1,5 +1,5 @@
 /**
- * The isolate's side of the rate limiter's leases (durable-objects/rate-limiter.ts). A call whose
+ * The isolate's side of the rate limiter's leases (durable-objects/request-window.ts). A call whose
  * client this isolate holds a live lease for is admitted here, from the lease's policy and
  * revocations, with no round trip; any other call asks the client's RateLimiter, which admits it
  * and hands over a lease for the calls after it. A lease is topped up in the background once half
@@ -13,7 +13,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { ipAllowed } from "../http/ip";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
-import { LEASE_MS, rateLimiterFor, revocationId, revocationIds } from "./rate-limiter";
+import { rateLimiterFor } from "./rate-limiter";
 import type {
   Admission,
   ClientPolicy,
@@ -24,6 +24,8 @@ import type {
   RevocationUpdate,
   TokenIdentity,
 } from "./rate-limiter-rpc";
+import { LEASE_MS } from "./request-window";
+import { revocationId, revocationIds } from "./revocations";
 
 /**
  * What a lease asks for once this isolate has seen the client within LEASE_MS: an isolate that then

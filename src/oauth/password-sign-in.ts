@@ -6,7 +6,7 @@
  * account from all networks is slowed by a wait of at most a minute, never locked, so that nobody
  * can lock its owner out, and the owner's own networks are not slowed at all; each network is
  * held after many failures for any accounts (spraying). The figures are beside the counters
- * (durable-objects/rate-limiter.ts). A right password takes the attempt back. A wrong password
+ * (durable-objects/password-throttle.ts). A right password takes the attempt back. A wrong password
  * and an unknown address are one outcome, so a failure never tells whether an address is
  * registered.
  */
@@ -15,7 +15,8 @@ import { base64url } from "jose";
 import type { UserRecord } from "../db/queries/users";
 import { findUserByEmail } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
-import { rateLimiterFor, SIGN_IN_FAILURE_LIMIT } from "../durable-objects/rate-limiter";
+import { SIGN_IN_FAILURE_LIMIT } from "../durable-objects/password-throttle";
+import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { SignInOrigin } from "../durable-objects/rate-limiter-rpc";
 import type { AppEnv } from "../env";
 import { clientNetwork } from "../http/ip";
