@@ -63,7 +63,7 @@ export const clients = sqliteTable(
       .$type<string[]>()
       .notNull()
       .default(sql`'[]'`),
-    /** Null means the service default (see durable-objects/rate-limiter.ts). */
+    /** Null means the service default (DEFAULT_RATE_LIMIT in durable-objects/client-policy.ts). */
     rateLimit: text("rate_limit", { mode: "json" }).$type<RateLimitSetting>(),
     jwt: integer("jwt", { mode: "boolean" }).notNull().default(false),
     resources: text("resources", { mode: "json" })
