@@ -1,0 +1,12 @@
+/** What a run of `npm run bench` is made of: its load, its rounds and its client. */
+
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+/**
+ * A route's BENCH_SECONDS per worker are split into this many rounds, service then baseline in
+ * each, so that a change in the machine's other load falls on both; the ratio is the rounds' median.
+ */
+export const ROUNDS = 3;
+export const BENCH_CLIENT = { id: "bench0000000000000000000", secret: "bench-client-secret-0000000000" };
+export const BASIC = `Basic ${Buffer.from(`${BENCH_CLIENT.id}:${BENCH_CLIENT.secret}`).toString("base64")}`;
+export const FORM = "application/x-www-form-urlencoded";
