@@ -9,7 +9,10 @@ import { readRateLimiterState, type RateLimiterState } from "../rate-limiter-sta
 import type { LoadClient } from "./setup";
 import type { RegisteredDevice } from "./tally";
 
-/** src/durable-objects/rate-limiter.ts's LEASE_MS (that module imports cloudflare:workers, so it is not imported here). */
+/**
+ * src/durable-objects/request-window.ts's LEASE_MS: that module is typed against the Workers
+ * runtime (DurableObjectStorage, and through its imports D1), which scripts/ does not load.
+ */
 const LEASE_MS = 5_000;
 
 /**
