@@ -4,7 +4,7 @@ export const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 60);
 /**
  * Four keep workerd's one thread as busy as ten do (the same requests a second here), with far
  * less waiting in its sockets: at ten, requests wait seconds to be read, and one unread for 5 s is
- * dropped with its connection (README "Mixed load").
+ * dropped with its connection (docs/benchmarks.md, "Mixed load and its checks").
  */
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 /**
