@@ -1,7 +1,7 @@
 import { drizzle } from "drizzle-orm/d1";
 
 /**
- * The service's queries are built from the tables in schema.ts; drizzle's relational query API is
+ * The service's queries are built from the tables in schema/; drizzle's relational query API is
  * not used, so the database is opened without a schema map (38 µs per open with one). Even so,
  * opening one on every request cost status 8 % of its throughput in an A/B run, so a request
  * opens its database on first use (env.ts `db`).
