@@ -12,7 +12,7 @@ import { openDatabase } from "../src/db/client";
 import { clients } from "../src/db/schema";
 import { POLICY_TTL_MS } from "../src/durable-objects/client-policy";
 import { RateLimiter, rateLimiterFor } from "../src/durable-objects/rate-limiter";
-import { LEASE_MS } from "../src/durable-objects/request-window";
+import { LEASE_MS } from "../src/durable-objects/lease-lifetime";
 import worker from "../src/index";
 import {
   BASE,

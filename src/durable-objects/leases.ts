@@ -24,7 +24,7 @@ import type {
   RevocationUpdate,
   TokenIdentity,
 } from "./rate-limiter-rpc";
-import { LEASE_MS } from "./request-window";
+import { LEASE_MS } from "./lease-lifetime";
 import { revocationId, revocationIds } from "./revocations";
 
 /**
@@ -166,7 +166,7 @@ export async function revokeTokens(c: Context<AppEnv>, clientId: string, revocat
 /**
  * The figures a lease can vouch for: what the window had left outside leases when the Durable
  * Object last answered, plus this lease's unused slots. Exact while one isolate serves the client;
- * with several, another isolate's calls since then are not in it (README "Rate limits").
+ * with several, another isolate's calls since then are not in it (docs/security.md "Rate limits").
  */
 function figuresOf(held: HeldLease, now: number): RateLimitFigures {
   return {

@@ -8,10 +8,8 @@
  */
 import type { Policy } from "./client-policy";
 import { type ExpiringRecords, scheduleCleanup } from "./expiry-alarm";
+import { LEASE_MS } from "./lease-lifetime";
 import type { Lease, RevocationUpdate } from "./rate-limiter-rpc";
-
-/** How long a lease lets an isolate admit calls without asking: the bound on revocations reaching it. */
-export const LEASE_MS = 5_000;
 /**
  * A lease takes at most this share of what is left in the window, so other isolates find quota
  * too; once that share is under two requests, leases are of one.

@@ -5,15 +5,10 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Miniflare } from "miniflare";
+import { LEASE_MS } from "../../../src/durable-objects/lease-lifetime";
 import { readRateLimiterState, type RateLimiterState } from "../rate-limiter-state";
 import type { LoadClient } from "./setup";
 import type { RegisteredDevice } from "./tally";
-
-/**
- * src/durable-objects/request-window.ts's LEASE_MS: that module is typed against the Workers
- * runtime (DurableObjectStorage, and through its imports D1), which scripts/ does not load.
- */
-const LEASE_MS = 5_000;
 
 /**
  * Every lease of the load has run out after LEASE_MS; the next call for each client hands back
