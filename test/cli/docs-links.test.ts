@@ -3,8 +3,9 @@
  * names a file of the repository and, with a `#fragment`, one of that page's headings (as GitHub
  * makes their anchors); nothing points outside the repository (`../shared/…`).
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const PAGES = [
@@ -14,6 +15,15 @@ const PAGES = [
     .filter((name) => name.endsWith(".md"))
     .map((name) => join("docs", name)),
 ];
+
+/** What a clone has: the files git tracks (an ignored file such as .dev.vars is no link target). */
+const TRACKED = new Set(execFileSync("git", ["ls-files"], { encoding: "utf8" }).split("\n").filter(Boolean));
+
+/** Whether `path` (relative to the repository, normalized) is a tracked file or a folder holding one. */
+function inClone(path: string): boolean {
+  const folder = path.replace(/\/$/, "");
+  return TRACKED.has(folder) || [...TRACKED].some((file) => file.startsWith(`${folder}/`));
+}
 
 /** The page's text outside fenced code blocks, where a bracket is shell, not a link. */
 function prose(page: string): string {
@@ -34,10 +44,7 @@ function anchorsOf(page: string): Set<string> {
 }
 
 function linksOf(page: string): string[] {
-  const text = prose(page);
-  const inline = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map(([, target]) => target!);
-  const angle = [...text.matchAll(/<([^>\s]+:\/\/[^>\s]+)>/g)].map(([, target]) => target!);
-  return [...inline, ...angle];
+  return [...prose(page).matchAll(/\]\(([^)\s]+)\)/g)].map(([, target]) => target!);
 }
 
 describe("the documentation's links", () => {
@@ -46,8 +53,8 @@ describe("the documentation's links", () => {
     for (const link of linksOf(page)) {
       if (/^[a-z]+:/i.test(link)) continue;
       const [path, fragment] = link.split("#") as [string, string | undefined];
-      const target = path === "" ? page : join(dirname(page), decodeURIComponent(path));
-      if (relative(".", resolve(target)).startsWith("..") || !existsSync(target)) {
+      const target = path === "" ? page : normalize(join(dirname(page), decodeURIComponent(path)));
+      if (!inClone(target)) {
         broken.push(`${link}: no such file in the repository`);
       } else if (fragment !== undefined && target.endsWith(".md") && !anchorsOf(target).has(fragment)) {
         broken.push(`${link}: no such heading in ${target}`);
