@@ -3,53 +3,13 @@
  * and an import under another key is refused whole (migration 0011's trigger), against a throw-away
  * local D1 as in import.test.ts.
  */
-import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { generateDataProtectionKey } from "../../scripts/lib/keys";
-import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
-import { bin, npmScript } from "./commands";
+import { localDatabase } from "./local-database";
 
-let state: string;
+const { importFile, query, writeJson } = localDatabase("import-key-test");
 
-function run([command, args]: [string, string[]], dataProtectionKey = "") {
-  const { status, stdout, stderr } = spawnSync(command, args, {
-    env: { ...OFFLINE_ENV, DATA_PROTECTION_KEY: dataProtectionKey },
-    encoding: "utf8",
-  });
-  return { status, stdout, stderr };
-}
-
-function importFile(file: string, dataProtectionKey: string) {
-  return run(npmScript("db:import", file, "--persist-to", state), dataProtectionKey);
-}
-
-function query(sql: string): Record<string, unknown>[] {
-  const { status, stdout, stderr } = run([
-    bin("wrangler"),
-    ["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", sql],
-  ]);
-  if (status !== 0) throw new Error(`wrangler d1 execute failed: ${stderr}`);
-  return (JSON.parse(stdout) as { results: Record<string, unknown>[] }[])[0]!.results;
-}
-
-async function merchantsFile(name: string, merchantId: number): Promise<string> {
-  const file = join(state, name);
-  await writeFile(file, JSON.stringify({ merchants: [{ merchantId, name }] }));
-  return file;
-}
-
-beforeAll(async () => {
-  state = await mkdtemp(join(tmpdir(), "acapi-import-key-test-"));
-  const migrated = run([bin("wrangler"), ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]]);
-  if (migrated.status !== 0) throw new Error(`migrations failed: ${migrated.stderr}`);
-});
-
-afterAll(async () => {
-  await rm(state, { recursive: true, force: true });
-});
+const merchantsFile = (name: string, merchantId: number) => writeJson(name, { merchants: [{ merchantId, name }] });
 
 describe("npm run db:import and the DATA_PROTECTION_KEY", () => {
   it("records the first import's key and refuses a later import under another key, writing nothing", async () => {

@@ -2,59 +2,28 @@
  * `npm run db:import` as an operator runs it: the real script and wrangler, against a throw-away
  * local D1 (`--persist-to`), so the developer's own .wrangler state is never touched.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { generateDataProtectionKey } from "../../scripts/lib/keys";
 import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
-import { bin, npmScript } from "./commands";
+import { npmScript } from "./commands";
+import { localDatabase } from "./local-database";
 
-let state: string;
-const env = { ...OFFLINE_ENV, DATA_PROTECTION_KEY: generateDataProtectionKey() };
+const db = localDatabase("import-test");
+const DATA_PROTECTION_KEY = generateDataProtectionKey();
+const importFile = (file: string, ...options: string[]) => db.importFile(file, DATA_PROTECTION_KEY, ...options);
+const { query, writeJson } = db;
 
-function run([command, args]: [string, string[]]) {
-  const { status, stdout, stderr } = spawnSync(command, args, { env, encoding: "utf8" });
-  return { status, stdout, stderr };
-}
-
-function importFile(file: string, ...options: string[]) {
-  return run(npmScript("db:import", file, "--persist-to", state, ...options));
-}
-
-async function writeJson(name: string, json: unknown): Promise<string> {
-  const file = join(state, name);
-  await writeFile(file, JSON.stringify(json));
-  return file;
-}
-
-/** Row counts and one password hash, read back through wrangler. */
-function query(sql: string): Record<string, unknown>[] {
-  const { status, stdout, stderr } = run([
-    bin("wrangler"),
-    ["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", sql],
-  ]);
-  if (status !== 0) throw new Error(`wrangler d1 execute failed: ${stderr}`);
-  return (JSON.parse(stdout) as { results: Record<string, unknown>[] }[])[0]!.results;
-}
-
+/** Row counts, read back through wrangler. */
 const counts = () =>
   query(
     "SELECT (SELECT count(*) FROM merchants) AS merchants, (SELECT count(*) FROM clients) AS clients, " +
       "(SELECT count(*) FROM users) AS users, (SELECT count(*) FROM user_emails) AS emails, " +
       "(SELECT count(*) FROM mail_events) AS events",
   )[0];
-
-beforeAll(async () => {
-  state = await mkdtemp(join(tmpdir(), "acapi-import-test-"));
-  const migrated = run([bin("wrangler"), ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]]);
-  if (migrated.status !== 0) throw new Error(`migrations failed: ${migrated.stderr}`);
-});
-
-afterAll(async () => {
-  await rm(state, { recursive: true, force: true });
-});
 
 describe("npm run db:import", () => {
   it("imports the shared example file, hashing secrets, and a second import changes no count", async () => {
@@ -83,7 +52,7 @@ describe("npm run db:import", () => {
       ipAllowList: ["10.9.9.9"],
       css: { rules: "x".repeat(60_000) },
     };
-    const file = join(state, "bad.json");
+    const file = join(db.path(), "bad.json");
     // Written as text so that `__proto__` is an own key, as in a hand-written file.
     await writeFile(
       file,
@@ -143,8 +112,8 @@ describe("npm run db:import", () => {
       updated: "2024-01-01 00:00:00",
     }));
     const file = await writeJson("bulk.json", { users });
-    const child = spawn(...npmScript("db:import", file, "--persist-to", state), {
-      env: { ...env, TMPDIR: scratch },
+    const child = spawn(...npmScript("db:import", file, "--persist-to", db.path()), {
+      env: { ...OFFLINE_ENV, DATA_PROTECTION_KEY, TMPDIR: scratch },
       stdio: "ignore",
       detached: true,
     });
@@ -168,7 +137,7 @@ describe("npm run db:import", () => {
       expect(result.status).toBe(1);
       expect(result.stderr).toMatch(/usage|--remote needs|--persist-to is for/);
     }
-    const missing = importFile(join(state, "missing.json"));
+    const missing = importFile(join(db.path(), "missing.json"));
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain("ENOENT");
   });
