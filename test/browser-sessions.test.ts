@@ -130,6 +130,20 @@ describe("GET /oauth/webview: the webview entry", () => {
     );
   });
 
+  it("answers a confirmation that is no form, or carries no code, with a page, switching nothing", async () => {
+    const victim = await sessionCode();
+    const browser = new Browser();
+    await browser.get(`/oauth/webview?code=${encodeURIComponent(victim.code)}`);
+    const json = await call("/oauth/webview", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ code: "x" }),
+    });
+    await expectPage(json, 400, "This link does not work");
+    await expectPage(await browser.post("/oauth/webview", {}), 400, "This link does not work");
+    expect((await sessionsOf(victim.userId))[0]!.revoked).toBeNull();
+  });
+
   it("switches nothing on a confirmation without the page's CSRF token", async () => {
     const victim = await sessionCode();
     const browser = new Browser();
@@ -290,6 +304,18 @@ describe("GET and POST /oauth/logout", () => {
     await expectBrowserPage(forged, 403, "Sign out?");
     const bare = await new Browser().submit(page, {});
     await expectBrowserPage(bare, 403, "Sign out?");
+    expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
+  });
+
+  it("ends nothing on a POST that is no form, and shows the page again", async () => {
+    const { browser, userId } = await signedIn();
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    const res = await call("/oauth/logout", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Cookie: cookie },
+      body: "{}",
+    });
+    await expectBrowserPage(res, 403, "Sign out?");
     expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
   });
 
