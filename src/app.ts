@@ -25,6 +25,7 @@ import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
 import { signedResponses } from "./middleware/signing";
+import { isBrowserPage, renderUnavailablePage } from "./pages/unavailable";
 import { exchangeRoutes } from "./oauth/exchange";
 import { authorizeRoutes } from "./oauth/authorize";
 import { logoutRoutes } from "./oauth/logout";
@@ -71,9 +72,13 @@ app.route(
 app.notFound((c) => renderError(c, notFoundError(c.req.path)));
 app.onError((err, c) => renderError(c, toApiError(err)));
 
-/** The spec's error body: in the container under /api, bare JSON elsewhere (OAuth). */
-function renderError(c: Context<AppEnv>, err: ApiError): Response {
+/**
+ * The spec's error body: in the container under /api, bare JSON elsewhere (OAuth); a browser
+ * page's 503 (the platform failed, or the service is misconfigured) is a page that says try again.
+ */
+function renderError(c: Context<AppEnv>, err: ApiError): Response | Promise<Response> {
   if (c.req.path.startsWith("/api/")) return respondError(c, err);
+  if (err.status === 503 && isBrowserPage(c.req.path)) return renderUnavailablePage(c, err);
   return c.json(err.body, err.status as 400, { "Cache-Control": "no-store", ...err.headers });
 }
 

@@ -71,6 +71,24 @@ export class ConfigurationError extends ApiError {
   }
 }
 
+/**
+ * A call to D1, KV, a Durable Object or a queue failed on the platform's side and could not be
+ * retried (platform/calls.ts): the answer is 503 with Retry-After, in the error body of the
+ * route (the container, the OAuth body, a localized page in the browser flows). Nothing the
+ * request did may have cost the client anything it holds (docs/reliability.md).
+ */
+export class PlatformUnavailable extends ApiError {
+  constructor(
+    readonly binding: string,
+    readonly kind: string,
+    retryAfterSeconds: number,
+  ) {
+    super(503, "temporarily_unavailable", "The service is briefly unavailable; try again shortly", {
+      "Retry-After": String(retryAfterSeconds),
+    });
+  }
+}
+
 /** The two OAuth failures the grants raise most (RFC 6749 §5.2). */
 export const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
 export const invalidRequest = (description: string) => new OAuthError(400, "invalid_request", description);
@@ -78,6 +96,9 @@ export const invalidRequest = (description: string) => new OAuthError(400, "inva
 /** Maps whatever was thrown to an ApiError; unexpected errors are logged here and only here. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  // drizzle wraps what the binding threw in a DrizzleQueryError, whose message holds the query.
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  if (cause instanceof PlatformUnavailable) return cause;
   if (err instanceof HTTPException && err.status < 500) {
     return new ApiError(err.status, "invalid_request", "Malformed request");
   }

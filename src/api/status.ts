@@ -4,6 +4,7 @@ import { configurationProblems } from "../configuration";
 import type { AppEnv } from "../env";
 import { describeRoute, type HeldForSecond, respond, respondSameForSecond } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
+import { recentFaults } from "../platform/health";
 import { SUPPORTED_GRANT_TYPES } from "../oauth/routes";
 import { statusSchema } from "../schemas/responses/service";
 import { versionObject } from "./version";
@@ -23,23 +24,30 @@ export const statusRoutes = new Hono<AppEnv>().get(
   describeRoute({ name: "Get status", controller: "api/status#show", success: { data: statusSchema } }),
   (c) => {
     const problems = configurationProblems(c.env);
-    if (problems.length > 0) return respond(c, statusPayload(nowInSeconds(), problems));
-    return respondSameForSecond(c, held, (now) => statusPayload(now, problems));
+    if (problems.length > 0) return respond(c, statusPayload(nowInSeconds(), "misconfigured", problems));
+    const faults = recentFaults(Date.now());
+    if (faults.length > 0) {
+      const failed = faults.map((binding) => `${binding} failed a call in the last minute`);
+      return respond(c, statusPayload(nowInSeconds(), "degraded", failed));
+    }
+    return respondSameForSecond(c, held, (now) => statusPayload(now, "up", []));
   },
 );
 
 /**
  * The spec's API status; `platform` is `up` when fully operational and, as the spec allows, another
- * value when not: `misconfigured`, with the problems (index.ts checks the configuration first).
+ * value when not, with the problems: `misconfigured` (index.ts checks the configuration first), or
+ * `degraded` while this isolate has lately seen a binding fail (platform/health.ts).
  */
-function statusPayload(now: number, problems: readonly string[]) {
+function statusPayload(now: number, platform: "up" | "misconfigured" | "degraded", problems: readonly string[]) {
   return {
     object: "Status",
     data: {
       oauth: { flows: SUPPORTED_FLOWS.join("|"), grantTypes: SUPPORTED_GRANT_TYPES.join("|") },
       ...versionObject(now),
       block: false,
-      ...(problems.length > 0 ? { platform: "misconfigured", problems } : { platform: "up" }),
+      platform,
+      ...(problems.length > 0 && { problems }),
     },
   };
 }

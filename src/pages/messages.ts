@@ -21,6 +21,8 @@ type Messages = {
   };
   /** The authorization request cannot go back to the client: no registered URI to send it to. */
   requestInvalid: Text;
+  /** The platform failed (503): nothing was lost, the same step works again in a moment. */
+  unavailable: Text;
   signIn: {
     title: string;
     intro: (client: string) => string;
@@ -75,6 +77,10 @@ export const MESSAGES: Record<Locale, Messages> = {
       next: (email) => `The app that opened this page asks to sign in as ${email} instead.`,
       confirm: "Switch account",
       cancel: "If you did not expect this, close this page: nothing changes.",
+    },
+    unavailable: {
+      title: "We could not finish this just now",
+      text: "Nothing was lost. Wait a few seconds, then go back and try again.",
     },
     requestInvalid: {
       title: "Sign-in cannot start",
@@ -146,6 +152,10 @@ export const MESSAGES: Record<Locale, Messages> = {
       confirm: "Bytt konto",
       cancel: "Hvis du ikke ventet dette, lukk denne siden: ingenting endres.",
     },
+    unavailable: {
+      title: "Vi fikk ikke fullført dette akkurat nå",
+      text: "Ingenting gikk tapt. Vent noen sekunder, gå tilbake og prøv igjen.",
+    },
     requestInvalid: {
       title: "Innloggingen kan ikke starte",
       text: "Nettstedet som sendte deg hit, sendte en forespørsel vi ikke kan godta. Gå tilbake og prøv igjen, eller kontakt nettstedet.",
@@ -215,6 +225,10 @@ export const MESSAGES: Record<Locale, Messages> = {
       next: (email) => `Appen som öppnade den här sidan vill logga in som ${email} i stället.`,
       confirm: "Byt konto",
       cancel: "Om du inte väntade dig detta, stäng sidan: inget ändras.",
+    },
+    unavailable: {
+      title: "Vi kunde inte slutföra detta just nu",
+      text: "Inget gick förlorat. Vänta några sekunder, gå tillbaka och försök igen.",
     },
     requestInvalid: {
       title: "Inloggningen kan inte starta",

@@ -31,7 +31,7 @@ export type PageOptions = {
   headers?: Record<string, string>;
 };
 
-export type PageStatus = 200 | 400 | 401 | 403 | 410 | 429;
+export type PageStatus = 200 | 400 | 401 | 403 | 410 | 429 | 503;
 
 /** Renders a page with its security headers; pages never go to caches or carry a referrer. */
 export async function renderPage(

@@ -15,7 +15,10 @@ export const statusSchema = z.object({
   oauth: z.object({ flows: z.string(), grantTypes: z.string() }),
   ...versionSchema.shape,
   block: z.boolean(),
-  /** `up`, or `misconfigured` while a secret the service needs is missing or wrong (`problems`). */
+  /**
+   * `up`; `misconfigured` while a secret the service needs is missing or wrong; `degraded` while the
+   * isolate has seen D1, KV, a Durable Object or a queue fail within the last minute (`problems`).
+   */
   platform: z.string(),
   /** Only when not `up`: what is wrong, naming the secret, never its value. */
   problems: z.optional(z.array(z.string())),

@@ -1,0 +1,161 @@
+/**
+ * The layer over the bindings (src/platform): what a fault of D1, KV or the RateLimiter becomes at
+ * the Worker's surface. Each flow's own faults are tested beside it (test/faults/*).
+ */
+import { describe, expect, it, vi } from "vitest";
+import { CALL_DEADLINE_MS } from "../src/platform/calls";
+import { faultyEnv, fetchWith, platformErrors } from "./helpers/faults";
+import { basicAuth, bearer, call, container, serverToken, webClient } from "./helpers/http";
+
+/** A response answered within the deadline, with a little room for the Worker's own work. */
+const WITHIN_DEADLINE_MS = CALL_DEADLINE_MS + 1_000;
+
+async function expectUnavailable(res: Response & { elapsedMs: number }) {
+  expect(res.status).toBe(503);
+  expect(Number(res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+  expect(res.elapsedMs).toBeLessThan(WITHIN_DEADLINE_MS);
+}
+
+function quietly() {
+  return vi.spyOn(console, "error").mockImplementation(() => {});
+}
+
+describe("a D1 fault", () => {
+  it("that one retry gets past answers a read as if nothing had happened", async () => {
+    const token = await serverToken();
+    const { env, counts } = faultyEnv({ DB: { kind: "once" } });
+    // Each test asks for another page: an isolate keeps a page it read for a few seconds.
+    const res = await fetchWith(env, "/api/2/users?limit=3", { headers: bearer(token) });
+    expect(res.status).toBe(200);
+    expect((await container(res)).data.length).toBeGreaterThan(0);
+    expect(counts.DB.failed).toBe(1);
+    expect(counts.DB.calls).toBeGreaterThan(1);
+  });
+
+  it("that lasts answers 503 in the container with Retry-After, logged once without the token", async () => {
+    const token = await serverToken();
+    const log = quietly();
+    const { env, counts } = faultyEnv({ DB: { kind: "outage", error: platformErrors.d1Reset } });
+    const res = await fetchWith(env, "/api/2/users?limit=4", { headers: bearer(token) });
+    await expectUnavailable(res);
+    const body = await container(res);
+    expect(body).toMatchObject({
+      code: 503,
+      error: { error: "temporarily_unavailable", error_code: 503, type: "ApiException" },
+      data: null,
+    });
+    // A read is tried three times, then given up.
+    expect(counts.DB.calls).toBe(3);
+    expect(log).toHaveBeenCalledOnce();
+    expect(String(log.mock.calls[0]![0])).toMatch(/^platform fault: D1 read transient after 3 attempts/);
+    expect(JSON.stringify(log.mock.calls)).not.toContain(token);
+    log.mockRestore();
+  });
+
+  it("that stalls is given up at the deadline", async () => {
+    const token = await serverToken();
+    const log = quietly();
+    const { env } = faultyEnv({ DB: { kind: "stall" } });
+    const res = await fetchWith(env, "/api/2/users?limit=5", { headers: bearer(token) });
+    await expectUnavailable(res);
+    expect(res.elapsedMs).toBeGreaterThanOrEqual(CALL_DEADLINE_MS - 50);
+    expect(res.headers.get("Retry-After")).toBe("5");
+    log.mockRestore();
+  });
+
+  it("at the token endpoint is the bare OAuth body: temporarily_unavailable", async () => {
+    const log = quietly();
+    const { env } = faultyEnv({ DB: { kind: "outage" } });
+    const res = await fetchWith(env, "/oauth/token", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...basicAuth(webClient.id, webClient.secret) },
+      body: new URLSearchParams({
+        grant_type: "password",
+        username: "nobody@example.com",
+        password: "x",
+        redirect_uri: webClient.redirectUris[0]!,
+      }),
+    });
+    await expectUnavailable(res);
+    expect(await res.json()).toEqual({
+      error: "temporarily_unavailable",
+      error_code: 503,
+      type: "ApiException",
+      error_description: "The service is briefly unavailable; try again shortly",
+    });
+    log.mockRestore();
+  });
+
+  it("in a browser flow is a localized page that says try again", async () => {
+    const log = quietly();
+    const { env } = faultyEnv({ DB: { kind: "outage" } });
+    const query = new URLSearchParams({
+      client_id: webClient.id,
+      redirect_uri: webClient.redirectUris[0]!,
+      response_type: "code",
+    });
+    const res = await fetchWith(env, `/oauth/authorize?${query}`, { headers: { "Accept-Language": "nb-NO" } });
+    await expectUnavailable(res);
+    expect(res.headers.get("Content-Type")).toMatch(/^text\/html/);
+    expect(res.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
+    const page = await res.text();
+    expect(page).toContain('lang="nb-NO"');
+    expect(page).toContain("Vi fikk ikke fullført dette akkurat nå");
+    log.mockRestore();
+  });
+
+  it("that is no fault of the platform (a bug) stays a generic 500", async () => {
+    const token = await serverToken();
+    const log = quietly();
+    const { env } = faultyEnv({ DB: { kind: "outage", error: () => new Error("D1_ERROR: no such table: clients") } });
+    const res = await fetchWith(env, "/api/2/users?limit=7", { headers: bearer(token) });
+    expect(res.status).toBe(500);
+    expect(res.headers.get("Retry-After")).toBeNull();
+    log.mockRestore();
+  });
+});
+
+describe("a Durable Object fault", () => {
+  it("marked retryable is retried for an idempotent call; overloaded is not", async () => {
+    const token = await serverToken();
+    const log = quietly();
+    // Revoking is safe to repeat: one lost call is retried and the revocation lands.
+    const once = faultyEnv({ RATE_LIMITER: { kind: "once", error: platformErrors.doCodeUpdated } });
+    const revoked = await fetchWith(once.env, "/oauth/revoke", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...basicAuth(webClient.id, webClient.secret) },
+      body: new URLSearchParams({ token }),
+    });
+    expect(revoked.status).toBe(200);
+    expect(once.counts.RATE_LIMITER.calls).toBe(2);
+    const after = await call("/api/2/clients", { headers: bearer(token) });
+    expect(after.status).toBe(401);
+
+    const other = await serverToken();
+    const overloaded = faultyEnv({ RATE_LIMITER: { kind: "outage", error: platformErrors.doOverloaded } });
+    const res = await fetchWith(overloaded.env, "/oauth/revoke", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...basicAuth(webClient.id, webClient.secret) },
+      body: new URLSearchParams({ token: other }),
+    });
+    await expectUnavailable(res);
+    expect(res.headers.get("Retry-After")).toBe("5");
+    expect(overloaded.counts.RATE_LIMITER.calls).toBe(1);
+    log.mockRestore();
+  });
+});
+
+describe("GET /api/2/status", () => {
+  it("reports the platform degraded while the isolate has lately seen a binding fail", async () => {
+    const token = await serverToken();
+    const log = quietly();
+    const { env } = faultyEnv({ CODES: { kind: "outage" }, DB: { kind: "outage" } });
+    await fetchWith(env, "/api/2/users?limit=6", { headers: bearer(token) });
+    const res = await call("/api/2/status");
+    expect(res.status).toBe(200);
+    const { data } = await container(res);
+    expect(data.platform).toBe("degraded");
+    expect(data.problems).toContain("D1 failed a call in the last minute");
+    log.mockRestore();
+  });
+});
