@@ -19,6 +19,8 @@ export const signinRequests = sqliteTable("signin_requests", {
   tokenHash: text("token_hash").notNull(),
   created: integer("created").notNull(),
   expires: integer("expires").notNull(),
+  /** When the link's mail went out; null while it is being sent (oauth/signin-links.ts). */
+  mailed: integer("mailed"),
 });
 
 export const refreshTokens = sqliteTable(
@@ -39,6 +41,10 @@ export const refreshTokens = sqliteTable(
     created: integer("created").notNull().default(now),
     expires: integer("expires").notNull(),
     revoked: integer("revoked"),
+    /** The token this one was rotated from (null for a grant's first): its successor in the family. */
+    parentId: integer("parent_id"),
+    /** When this token was rotated (and so revoked) by its own use, as against revoked otherwise. */
+    rotated: integer("rotated"),
   },
   (t) => [
     uniqueIndex("refresh_tokens_hash_idx").on(t.tokenHash),
