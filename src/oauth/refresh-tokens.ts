@@ -4,10 +4,17 @@
  */
 import { base64url } from "jose";
 import type { Bindings } from "../env";
+import type { RefreshTokenRecord } from "../db/queries/refresh-tokens";
 import { hashSecret } from "../security/data-protection";
 
 export const REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600;
 const REFRESH_TOKEN_BYTES = 32;
+/**
+ * How long after a rotation the client may present the rotated token again and be answered anew
+ * (Okta's default; Auth0 and Ory Hydra offer the same): when the rotation was stored but its answer
+ * was lost, the client still holds only the old token, and its retry must not read as reuse.
+ */
+export const ROTATION_GRACE_SECONDS = 30;
 
 /** A new token, what is stored of it, and until when it is valid. */
 export async function newRefreshToken(env: Bindings, now: number) {
@@ -22,4 +29,12 @@ export function refreshTokenHash(env: Bindings, token: string): Promise<string> 
 /** A family for the tokens that one grant starts. */
 export function newRefreshTokenFamily(): string {
   return base64url.encode(crypto.getRandomValues(new Uint8Array(16)));
+}
+
+/**
+ * Whether `token` was rotated by its own use less than ROTATION_GRACE_SECONDS ago: presenting it
+ * again then replaces its successor if that is still unused, rather than counting as reuse.
+ */
+export function inRotationGrace(token: RefreshTokenRecord, now: number): boolean {
+  return token.rotated !== null && now - token.rotated < ROTATION_GRACE_SECONDS;
 }

@@ -22,33 +22,68 @@ export function findRefreshTokenForRotation(db: Database, tokenHash: string) {
     .get();
 }
 
+type Successor = { tokenHash: string; created: number; expires: number };
+
 /**
- * Rotation in one batch: the presented token is revoked if nobody did so first, and its successor
- * inserted in the same family. False when the revocation did not take, because a racing
- * redemption revoked the token first: the caller then revokes the family, this successor (never
- * handed out) with it.
+ * Rotation in one batch: the presented token is marked rotated (and so revoked) if nobody revoked
+ * it first, and its successor inserted in the same family as its child. False when the revocation
+ * did not take, because a racing redemption revoked the token first: the caller then revokes the
+ * family, this successor (never handed out) with it.
  */
 export async function rotateRefreshToken(
   db: Database,
   presented: RefreshTokenRecord,
-  successor: { tokenHash: string; created: number; expires: number },
+  successor: Successor,
 ): Promise<boolean> {
-  const [revoked] = await db.batch([
+  const [rotated] = await db.batch([
+    db
+      .update(refreshTokens)
+      .set({ revoked: successor.created, rotated: successor.created })
+      .where(and(eq(refreshTokens.id, presented.id), isNull(refreshTokens.revoked))),
+    insertSuccessor(db, presented, successor),
+  ]);
+  return rotated.meta.changes === 1;
+}
+
+/**
+ * A rotation repeated within the grace window (oauth/refresh-tokens.ts), in one batch: the unused
+ * successor `parent` was rotated into is revoked and `successor` inserted in its place. False
+ * when no successor of `parent` was left unused and unrevoked: the caller then revokes the family,
+ * this successor with it.
+ */
+export async function replaceUnusedSuccessor(
+  db: Database,
+  parent: RefreshTokenRecord,
+  successor: Successor,
+): Promise<boolean> {
+  const [replaced] = await db.batch([
     db
       .update(refreshTokens)
       .set({ revoked: successor.created })
-      .where(and(eq(refreshTokens.id, presented.id), isNull(refreshTokens.revoked))),
-    insertRefreshToken(db, {
-      tokenHash: successor.tokenHash,
-      created: successor.created,
-      expires: successor.expires,
-      clientId: presented.clientId,
-      userId: presented.userId,
-      scope: presented.scope,
-      family: presented.family,
-    }),
+      // The family's index finds the parent's children (parent_id has no index of its own).
+      .where(
+        and(
+          eq(refreshTokens.family, parent.family),
+          eq(refreshTokens.parentId, parent.id),
+          isNull(refreshTokens.revoked),
+        ),
+      ),
+    insertSuccessor(db, parent, successor),
   ]);
-  return revoked.meta.changes === 1;
+  return replaced.meta.changes > 0;
+}
+
+function insertSuccessor(db: Database, parent: RefreshTokenRecord, successor: Successor) {
+  return insertRefreshToken(db, {
+    tokenHash: successor.tokenHash,
+    created: successor.created,
+    expires: successor.expires,
+    clientId: parent.clientId,
+    userId: parent.userId,
+    scope: parent.scope,
+    family: parent.family,
+    parentId: parent.id,
+  });
 }
 
 /** Reuse of a rotated token (RFC 9700 §4.14.2): every token of its family stops working. */

@@ -1,0 +1,137 @@
+/**
+ * grant_type=refresh_token under a fault of each storage call it makes, before and after the call
+ * did its work: whatever the first answer, the client's retry with the refresh token it still
+ * holds succeeds, and what it is given goes on working. A rotation whose answer was lost is
+ * answered anew within the grace window (src/oauth/refresh-tokens.ts) instead of read as reuse.
+ */
+import { env } from "cloudflare:workers";
+import { and, eq, isNull } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { openDatabase } from "../../src/db/client";
+import { refreshTokens } from "../../src/db/schema";
+import { type Fault, faultyEnv, fetchWith } from "../helpers/faults";
+import { basicAuth, bearer, call, postForm, userTokenResponse } from "../helpers/http";
+import { createClient, createUser } from "../helpers/seed";
+
+/** A refresh's storage calls, in order: D1 reads the token with its user, then rotates in one batch. */
+const REFRESH_CALLS = [
+  { n: 1, what: "the token's read", retried: true },
+  { n: 2, what: "the rotation batch", retried: false },
+] as const;
+
+const CALLBACK = "https://test.example/callback";
+let nextUser = 12_000 + Math.floor(Math.random() * 50) * 20;
+
+/** A fresh client (its own tokens only) with a user signed in to it: the refresh token it holds. */
+async function signedIn() {
+  const client = await createClient({ grantTypes: ["password", "refresh_token"], autoApprove: true });
+  const user = await createUser(nextUser++, { clients: [client.id] });
+  const tokens = await userTokenResponse(user, { ...client, redirectUris: [CALLBACK] });
+  return { client, refreshToken: tokens.refresh_token as string };
+}
+
+type Client = { id: string; secret: string };
+
+function refreshRequest(client: Client, refreshToken: string): RequestInit {
+  return {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", ...basicAuth(client.id, client.secret) },
+    body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken }),
+  };
+}
+
+function refresh(client: Client, refreshToken: string) {
+  return postForm(
+    "/oauth/token",
+    { grant_type: "refresh_token", refresh_token: refreshToken },
+    basicAuth(client.id, client.secret),
+  );
+}
+
+type Tokens = { access_token: string; refresh_token: string };
+
+/** The tokens answered: a further refresh works, and so does its access token on the API. */
+async function expectWorking(client: Client, tokens: Tokens) {
+  const next = await refresh(client, tokens.refresh_token);
+  expect(next.status).toBe(200);
+  const { access_token } = (await next.json()) as Tokens;
+  for (const accessToken of [tokens.access_token, access_token]) {
+    const me = await call("/api/2/me", { headers: bearer(accessToken) });
+    expect(me.status).toBe(200);
+    await me.body?.cancel();
+  }
+}
+
+/** The client's refresh tokens still live: a lost rotation leaves none behind but the one answered. */
+async function liveRefreshTokens(client: Client) {
+  const rows = await openDatabase(env.DB)
+    .select({ id: refreshTokens.id })
+    .from(refreshTokens)
+    .where(and(eq(refreshTokens.clientId, client.id), isNull(refreshTokens.revoked)))
+    .all();
+  return rows.length;
+}
+
+let log: ReturnType<typeof vi.spyOn>;
+beforeAll(() => {
+  // Each fault given up is logged once; the layer's log is tested in test/platform-layer.test.ts.
+  log = vi.spyOn(console, "error").mockImplementation(() => {});
+});
+afterAll(() => log.mockRestore());
+
+describe("a refresh's storage calls", () => {
+  it("are the ones these cases fail, and no others", async () => {
+    const { client, refreshToken } = await signedIn();
+    const { env: clean, counts } = faultyEnv({});
+    const res = await fetchWith(clean, "/oauth/token", refreshRequest(client, refreshToken));
+    expect(res.status).toBe(200);
+    expect(counts.DB.calls).toBe(REFRESH_CALLS.length);
+    expect(counts.CODES.calls + counts.RATE_LIMITER.calls + counts.LINK_REQUESTS.calls).toBe(0);
+  });
+});
+
+describe("a refresh whose storage call fails", () => {
+  const cases = REFRESH_CALLS.flatMap(({ n, what, retried }) =>
+    [false, true].map((applied) => [what, applied ? "after" : "before", { n, retried, applied }] as const),
+  );
+
+  it.each(cases)("at %s, %s it was applied: the retry succeeds and its tokens work", async (_, __, fault) => {
+    const { client, refreshToken } = await signedIn();
+    const { env: faulty, counts } = faultyEnv({ DB: { kind: "nth", n: fault.n, applied: fault.applied } });
+    const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+    expect(counts.DB.failed).toBe(1);
+    if (fault.retried) {
+      expect(first.status).toBe(200);
+    } else {
+      expect(first.status).toBe(503);
+      expect(Number(first.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+      expect(await first.json()).toMatchObject({ error: "temporarily_unavailable" });
+    }
+    // The client never saw (or, after a 200, lost) the answer: it retries with the token it holds.
+    const retry = await refresh(client, refreshToken);
+    expect(retry.status).toBe(200);
+    const tokens = (await retry.json()) as Tokens;
+    expect(tokens.refresh_token).not.toBe(refreshToken);
+    expect(await liveRefreshTokens(client)).toBe(1);
+    await expectWorking(client, tokens);
+    expect(await liveRefreshTokens(client)).toBe(1);
+  });
+
+  it("lost twice, the rotation and then its retry, still succeeds on the third try", async () => {
+    const { client, refreshToken } = await signedIn();
+    const lostBatch: Fault = { kind: "nth", n: 2, applied: true };
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const lost = await fetchWith(
+        faultyEnv({ DB: lostBatch }).env,
+        "/oauth/token",
+        refreshRequest(client, refreshToken),
+      );
+      expect(lost.status).toBe(503);
+      await lost.body?.cancel();
+    }
+    const third = await refresh(client, refreshToken);
+    expect(third.status).toBe(200);
+    expect(await liveRefreshTokens(client)).toBe(1);
+    await expectWorking(client, (await third.json()) as Tokens);
+  });
+});
