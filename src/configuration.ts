@@ -22,6 +22,7 @@
 import { openDatabase } from "./db/client";
 import { findKeyFingerprint, findSomeSealedSecret, recordKeyFingerprint } from "./db/queries/key-fingerprints";
 import type { Bindings } from "./env";
+import { platformFaultOf } from "./errors";
 import { signingKeysProblem } from "./oauth/tokens";
 import {
   dataProtectionKeyProblem,
@@ -99,10 +100,13 @@ async function dataProtectionVerdict(env: Bindings): Promise<Verdict> {
     }
   } catch (err) {
     // Not a verdict on the key: the endpoints go on, and will fail on D1 by themselves if it is down.
-    console.error(
-      "configuration: the DATA_PROTECTION_KEY fingerprint could not be read; trying again in a minute:",
-      err instanceof Error ? err.message : String(err),
-    );
+    // A platform fault was logged where it happened (platform/calls.ts); anything else is a bug.
+    if (!platformFaultOf(err)) {
+      console.error(
+        "configuration: the DATA_PROTECTION_KEY fingerprint could not be read; trying again in a minute:",
+        err instanceof Error ? err.message : String(err),
+      );
+    }
     return { problem: null, recheckAt: Date.now() + RECHECK_MS };
   }
   if (recorded === null) return { problem: null, recheckAt: Date.now() + RECHECK_MS };

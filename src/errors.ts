@@ -89,6 +89,16 @@ export class PlatformUnavailable extends ApiError {
   }
 }
 
+/**
+ * The platform fault `err` is, or wraps: drizzle wraps what a D1 binding threw in a
+ * DrizzleQueryError (whose message holds the query and its parameters: never log it).
+ */
+export function platformFaultOf(err: unknown): PlatformUnavailable | undefined {
+  if (err instanceof PlatformUnavailable) return err;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return cause instanceof PlatformUnavailable ? cause : undefined;
+}
+
 /** The two OAuth failures the grants raise most (RFC 6749 §5.2). */
 export const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
 export const invalidRequest = (description: string) => new OAuthError(400, "invalid_request", description);
@@ -96,9 +106,8 @@ export const invalidRequest = (description: string) => new OAuthError(400, "inva
 /** Maps whatever was thrown to an ApiError; unexpected errors are logged here and only here. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  // drizzle wraps what the binding threw in a DrizzleQueryError, whose message holds the query.
-  const cause = (err as { cause?: unknown } | null)?.cause;
-  if (cause instanceof PlatformUnavailable) return cause;
+  const fault = platformFaultOf(err);
+  if (fault) return fault;
   if (err instanceof HTTPException && err.status < 500) {
     return new ApiError(err.status, "invalid_request", "Malformed request");
   }

@@ -6,6 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import { CALL_DEADLINE_MS } from "../src/platform/calls";
 import { faultyEnv, fetchWith, platformErrors } from "./helpers/faults";
 import { basicAuth, bearer, call, container, serverToken, webClient } from "./helpers/http";
+import { createClient } from "./helpers/seed";
 
 /** A response answered within the deadline, with a little room for the Worker's own work. */
 const WITHIN_DEADLINE_MS = CALL_DEADLINE_MS + 1_000;
@@ -141,6 +142,24 @@ describe("a Durable Object fault", () => {
     await expectUnavailable(res);
     expect(res.headers.get("Retry-After")).toBe("5");
     expect(overloaded.counts.RATE_LIMITER.calls).toBe(1);
+    log.mockRestore();
+  });
+});
+
+describe("a Durable Object outage", () => {
+  it("leaves a client's calls admitted while this isolate holds a lease for it, then answers 503", async () => {
+    const client = await createClient();
+    const token = await serverToken(client);
+    const log = quietly();
+    // The client's first call asks for itself alone; its second, within a lease's time, for a few more.
+    for (let i = 0; i < 2; i++) expect((await call("/api/2/clients", { headers: bearer(token) })).status).toBe(200);
+    const { env } = faultyEnv({ RATE_LIMITER: { kind: "outage" } });
+    const admitted = [];
+    for (let i = 0; i < 8; i++)
+      admitted.push((await fetchWith(env, "/api/2/clients", { headers: bearer(token) })).status);
+    // The lease's slots are admitted as the Durable Object would; once they are spent, the calls wait for it.
+    expect(admitted.slice(0, 3)).toEqual([200, 200, 200]);
+    expect(admitted.at(-1)).toBe(503);
     log.mockRestore();
   });
 });
