@@ -46,8 +46,7 @@ describe("Server-Timing (development and staging only)", () => {
     expect(right.status).toBe(200);
     expect(doCalls(right)).toBe(2);
     const { access_token: token } = (await right.json()) as { access_token: string };
-    // An exchange code redeemed: spent once at the Durable Object, then the grant checked there
-    // for a replay that raced it.
+    // An exchange code redeemed: reserved at the Durable Object, then, its tokens written, spent.
     const exchanged = await postForm("/api/2/oauth/exchange", { clientId: appClient.id, type: "code" }, bearer(token));
     expect(exchanged.status).toBe(200);
     const { code } = ((await exchanged.json()) as { data: { code: string } }).data;

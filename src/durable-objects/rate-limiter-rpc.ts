@@ -19,7 +19,9 @@ export interface RateLimiterRpc extends Rpc.DurableObjectBranded {
   release(id: string, used: number): Promise<void>;
   beginSignIn(key: string, limit?: number, origin?: SignInOrigin): Promise<SignInAttempt>;
   signInSucceeded(account: string, origin?: SignInOrigin): Promise<void>;
-  redeemOnce(key: string, expiresAt: number, grant?: string | null): Promise<Redemption>;
+  redeemOnce(key: string, expiresAt: number, grant?: string | null, by?: RedemptionAttempt): Promise<Redemption>;
+  commitRedemption(key: string, attempt: string): Promise<boolean>;
+  releaseRedemption(key: string, attempt: string): Promise<void>;
   redeemed(key: string): Promise<boolean>;
   revoke(revocations: Revocation[]): Promise<void>;
   revoked(token: TokenIdentity): Promise<boolean>;
@@ -97,9 +99,22 @@ export type TokenIdentity = { jti: string | null; grant: string | null };
 export type Revocation = { jti: string; expiresAt: number } | { grant: string; expiresAt: number };
 
 /**
- * The outcome of spending a one-time value: `redeemed` the first time before it expires; `expired`
- * from its expiry on; `replayed` after a first redemption, with the grant that one started, so
- * that the caller can revoke it (RFC 6749 §4.1.2).
+ * Who spends a one-time value: the request's attempt `id`, which its repeated calls share. With
+ * `reserve` the value is held for it until it commits it (commitRedemption); without, it is spent
+ * at once. An attempt that fails before it answers lets the value go (releaseRedemption).
+ */
+export type RedemptionAttempt = { id: string; reserve: boolean };
+
+/**
+ * The outcome of spending a one-time value: `redeemed` (spent) or `reserved` (held for the
+ * attempt) the first time before it expires; `expired` from its expiry on; `held` while another
+ * attempt holds it, for `retryAfter` seconds at most; `replayed` after a first redemption, with
+ * the grant that one started, so that the caller can revoke it (RFC 6749 §4.1.2). A RateLimiter
+ * from before reservations answers `redeemed` to a reservation too: the value is spent.
  */
 export type Redemption =
-  { outcome: "redeemed" } | { outcome: "expired" } | { outcome: "replayed"; grant: string | null };
+  | { outcome: "redeemed" }
+  | { outcome: "reserved" }
+  | { outcome: "expired" }
+  | { outcome: "held"; retryAfter: number }
+  | { outcome: "replayed"; grant: string | null };

@@ -25,6 +25,7 @@ import type {
   LeaseTerms,
   RateLimiterRpc,
   Redemption,
+  RedemptionAttempt,
   Renewal,
   Revocation,
   RevocationUpdate,
@@ -163,9 +164,24 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
     else this.signInCounts.takeBack(account);
   }
 
-  /** Spends a one-time value (an exchange code, an assertion's jti): redemptions.ts. */
-  async redeemOnce(key: string, expiresAt: number, grant: string | null = null): Promise<Redemption> {
-    return this.redemptions.redeemOnce(key, expiresAt, grant);
+  /** Spends, or reserves, a one-time value (an exchange code, an assertion's jti): redemptions.ts. */
+  async redeemOnce(
+    key: string,
+    expiresAt: number,
+    grant: string | null = null,
+    by?: RedemptionAttempt,
+  ): Promise<Redemption> {
+    return this.redemptions.redeemOnce(key, expiresAt, grant, by);
+  }
+
+  /** Spends the value `attempt` reserved, once what it starts is written; false when another attempt took it over. */
+  async commitRedemption(key: string, attempt: string): Promise<boolean> {
+    return this.redemptions.commit(key, attempt);
+  }
+
+  /** Lets go of the value `attempt` reserved or spent: it failed before it answered. */
+  async releaseRedemption(key: string, attempt: string): Promise<void> {
+    this.redemptions.release(key, attempt);
   }
 
   /** Whether a one-time value has been spent (a page that asks before spending it shows none that is). */

@@ -9,8 +9,10 @@
  */
 import { base64url } from "jose";
 import * as z from "zod/mini";
+import type { Context } from "hono";
+import { redeem } from "../durable-objects/one-time-values";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
-import type { Bindings, RequestTiming } from "../env";
+import type { AppEnv, Bindings, RequestTiming } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
 import { readRecord } from "./records";
@@ -75,23 +77,29 @@ export async function peekExchangeCode(
   return (await rateLimiterFor(env, record.clientId, timing).redeemed(key)) ? null : record;
 }
 
-/** What spending a code came to. `replayed` carries the grant its first redemption started, and whose. */
-export type SpentCode =
-  | { outcome: "spent"; record: ExchangeCodeRecord }
+/**
+ * What spending a code came to: `spent` with what its redemption started. `replayed` carries the
+ * grant its first redemption started, and whose.
+ */
+export type SpentCode<T> =
+  | { outcome: "spent"; record: ExchangeCodeRecord; started: T }
   | { outcome: "invalid" | "expired" | "redirect_mismatch" | "verifier_mismatch" }
   | { outcome: "replayed"; grant: string | null; clientId: string };
 
 /**
- * Spends a code of `want.type` (for `want.clientId` and `want.redirectUri` when given), starting
- * `grant`: checks made here first, then the single redemption in the target client's RateLimiter.
- * Another client's code, a webview code at the token endpoint or the reverse are `invalid` and are
- * not spent; nor is a code whose PKCE challenge `want.codeVerifier` does not meet, one without
- * a challenge presented with a verifier (RFC 9700 §2.1.1: no downgrade), or one without a
- * challenge when `want.challengeRequired`. A spent code stays in KV until its TTL: its redemption record refuses it, and finding
- * it lets a replay be told from an unknown code, so that what the first redemption got is revoked.
+ * Spends a code of `want.type` (for `want.clientId` and `want.redirectUri` when given) by `start`,
+ * which writes what it starts (`grant`: a refresh-token family, a session): checks made here
+ * first, then the single redemption in the target client's RateLimiter, reserved while `start`
+ * writes and spent once it has (durable-objects/one-time-values.ts). Another
+ * client's code, a webview code at the token endpoint or the reverse are `invalid` and are not
+ * spent; nor is a code whose PKCE challenge `want.codeVerifier` does not meet, one without a
+ * challenge presented with a verifier (RFC 9700 §2.1.1: no downgrade), or one without a challenge
+ * when `want.challengeRequired`. A spent code stays in KV until its TTL: its redemption record
+ * refuses it, and finding it lets a replay be told from an unknown code, so that what the first
+ * redemption got is revoked.
  */
-export async function spendExchangeCode(
-  env: Bindings,
+export async function spendExchangeCode<T>(
+  c: Context<AppEnv>,
   code: string,
   want: {
     type: ExchangeType;
@@ -102,10 +110,9 @@ export async function spendExchangeCode(
     challengeRequired?: boolean;
   },
   grant: string,
-  /** The request's Server-Timing figures, outside production. */
-  timing?: RequestTiming,
-): Promise<SpentCode> {
-  const { key, record } = await findExchangeCode(env, code);
+  start: (record: ExchangeCodeRecord) => Promise<T>,
+): Promise<SpentCode<T>> {
+  const { key, record } = await findExchangeCode(c.env, code);
   if (!record || record.type !== want.type || (want.clientId !== undefined && record.clientId !== want.clientId)) {
     return { outcome: "invalid" };
   }
@@ -114,15 +121,16 @@ export async function spendExchangeCode(
   }
   if (want.challengeRequired && record.codeChallenge === undefined) return { outcome: "verifier_mismatch" };
   if (!(await meetsChallenge(record.codeChallenge, want.codeVerifier))) return { outcome: "verifier_mismatch" };
-  // The RateLimiter judges expiry after replay, so a replayed code is told as such, not as expired.
-  const redemption = await rateLimiterFor(env, record.clientId, timing).redeemOnce(key, record.expiresAt, grant);
-  switch (redemption.outcome) {
+  const redeemed = await redeem(c, record.clientId, { key, expiresAt: record.expiresAt, grant, reserve: true }, () =>
+    start(record),
+  );
+  switch (redeemed.outcome) {
     case "redeemed":
-      return { outcome: "spent", record };
+      return { outcome: "spent", record, started: redeemed.started };
     case "replayed":
-      return { ...redemption, clientId: record.clientId };
+      return { ...redeemed, clientId: record.clientId };
     case "expired":
-      return redemption;
+      return redeemed;
   }
 }
 

@@ -25,8 +25,8 @@ import { verifyAccessToken } from "./tokens";
  * (listed in the client's RateLimiter for as long as any of them can live).
  */
 export async function revokeGrant(c: Context<AppEnv>, clientId: string, grant: string, now: number): Promise<void> {
-  // The Durable Object first: a redemption that inserts the grant's refresh token after this
-  // revocation's D1 update then finds the grant revoked there (grants/authorization-code.ts).
+  // The Durable Object first: the grant's access tokens stop at their next call even if the D1
+  // update then fails.
   await revokeTokens(c, clientId, [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }]);
   await revokeRefreshTokenFamily(c.get("db")(), grant, now);
 }

@@ -10,8 +10,6 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url } from "jose";
 import { findLiveSession, insertSession, type LiveSession, revokeSession } from "../db/queries/sessions";
-import { revokeTokens } from "../durable-objects/leases";
-import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv, Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
@@ -24,8 +22,6 @@ const SESSION_COOKIE = "session";
  */
 export const REMEMBERED_SESSION_LIFETIME = 30 * 24 * 3600;
 export const BROWSER_SESSION_LIFETIME = 12 * 3600;
-/** How long a session revoked while it is being started stays listed as such (see startSession). */
-const STARTING_SESSION_REVOCATION_SECONDS = 300;
 
 export type SessionId = { id: string; idHash: string };
 
@@ -38,11 +34,6 @@ export type NewSession = {
   persistent: boolean;
   /** What else the sign-in writes (its record on the user), in the session's batch. */
   writes?: BatchItem<"sqlite">[];
-  /**
-   * Started by a one-time code that a replay may revoke while the session starts (a webview code):
-   * the client's RateLimiter is asked after the insert. Sessions started any other way skip it.
-   */
-  replayable?: boolean;
 };
 
 /**
@@ -54,18 +45,13 @@ export async function newSessionId(env: Bindings): Promise<SessionId> {
   return { id, idHash: await hashSecret(env.DATA_PROTECTION_KEY, id) };
 }
 
-/**
- * Starts the session `id` and sets its cookie, unless a `replayable` session was revoked while it
- * was being started (a replay of what started it: revokeStartingSession lists it in the client's
- * RateLimiter before D1, and the check here follows the insert); then it answers false and the
- * session stays revoked. The browser's previous session, if any, ends.
- */
+/** Starts the session `id` and sets its cookie; the browser's previous session, if any, ends. */
 export async function startSession(
   c: Context<AppEnv>,
   { id, idHash }: SessionId,
   session: NewSession,
   now: number,
-): Promise<boolean> {
+): Promise<void> {
   const db = c.get("db")();
   const previous = await presentedSessionHash(c);
   await db.batch([
@@ -79,13 +65,6 @@ export async function startSession(
     ...(previous === null ? [] : [revokeSession(db, previous, now)]),
     ...(session.writes ?? []),
   ]);
-  if (
-    session.replayable &&
-    (await rateLimiterFor(c.env, session.clientId, c.get("timing")).revoked({ jti: null, grant: idHash }))
-  ) {
-    await revokeSession(db, idHash, now);
-    return false;
-  }
   const key = c.env.DATA_PROTECTION_KEY;
   setCookie(c, SESSION_COOKIE, `${id}.${await hashSecret(key, `session-cookie:${id}`)}`, {
     path: "/",
@@ -94,14 +73,6 @@ export async function startSession(
     ...cookieSecurity(c),
     ...(session.persistent && { maxAge: session.lifetime }),
   });
-  return true;
-}
-
-/** Ends a session that a replay found started (or about to be), wherever it is in starting. */
-export async function revokeStartingSession(c: Context<AppEnv>, clientId: string, idHash: string, now: number) {
-  const expiresAt = (now + STARTING_SESSION_REVOCATION_SECONDS) * 1000;
-  await revokeTokens(c, clientId, [{ grant: idHash, expiresAt }]);
-  await revokeSession(c.get("db")(), idHash, now);
 }
 
 /**

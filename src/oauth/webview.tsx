@@ -3,9 +3,11 @@
  * POST /api/2/oauth/exchange for a `session` code (bound to a client and one of its redirect
  * URIs), then opens this URL in its webview: the code is spent (once, within its 30 seconds), a
  * browser session is started for the code's user, and the webview is sent on to the bound
- * redirect URI, signed in, its previous session (if any) ended. A bad, expired or used code gets a
- * page saying so, never a session; a replayed code also ends the session its first use started,
- * also when the two race. HEAD is refused, so that link previews do not spend the code.
+ * redirect URI, signed in, its previous session (if any) ended. The code is spent once that
+ * session is written, so a fault before leaves it to the webview's retry. A bad, expired or used
+ * code gets a page saying so, never a session; a replayed code also ends the session its first use
+ * started; one opened while another open of it is under way is told to try again (503). HEAD is
+ * refused, so that link previews do not spend the code.
  *
  * A browser already signed in as another user is not switched silently (someone else's code,
  * opened in a victim's browser, would sign the victim in as that someone: login CSRF): it gets a
@@ -15,25 +17,20 @@
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
 import { findClient } from "../db/queries/clients";
+import { revokeSession } from "../db/queries/sessions";
 import { findPrimaryEmails, findUserRefusal } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
-import { peekExchangeCode, spendExchangeCode } from "../kv/codes";
+import { type ExchangeCodeRecord, peekExchangeCode, spendExchangeCode } from "../kv/codes";
 import { type Locale, LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { renderPage } from "../pages/page";
 import { redirectTo } from "./authorization-response";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { isRegisteredRedirectUri } from "./redirect-uri";
-import {
-  newSessionId,
-  presentedSession,
-  revokeStartingSession,
-  startSession,
-  REMEMBERED_SESSION_LIFETIME,
-} from "./sessions";
+import { newSessionId, presentedSession, type SessionId, startSession, REMEMBERED_SESSION_LIFETIME } from "./sessions";
 
 const MAX_CODE_LENGTH = 256;
 
@@ -113,7 +110,9 @@ async function accountSwitchPage(c: Context<AppEnv>, code: string, locale: Local
 async function openSession(c: Context<AppEnv>, code: string, locale: Locale): Promise<Response> {
   const now = nowInSeconds();
   const session = await newSessionId(c.env);
-  const spent = await spendExchangeCode(c.env, code, { type: "session" }, session.idHash, c.get("timing"));
+  const spent = await spendExchangeCode(c, code, { type: "session" }, session.idHash, (record) =>
+    startWebviewSession(c, session, record, now),
+  );
   switch (spent.outcome) {
     case "invalid":
     case "redirect_mismatch":
@@ -122,30 +121,35 @@ async function openSession(c: Context<AppEnv>, code: string, locale: Locale): Pr
     case "expired":
       return failurePage(c, locale, 410, "expired");
     case "replayed":
-      if (spent.grant) await revokeStartingSession(c, spent.clientId, spent.grant, now);
+      if (spent.grant) await revokeSession(c.get("db")(), spent.grant, now);
       return failurePage(c, locale, 410, "used");
   }
-  const { record } = spent;
+  return spent.started ? redirectTo(c, spent.record.redirectUri) : failurePage(c, locale, 400);
+}
+
+/**
+ * Starts the session the code stands for; false when its client, the client's redirect URI or its
+ * user may no longer have one (the code is spent all the same: it has had its answer).
+ */
+async function startWebviewSession(
+  c: Context<AppEnv>,
+  session: SessionId,
+  record: ExchangeCodeRecord,
+  now: number,
+): Promise<boolean> {
   const db = c.get("db")();
   // The client and its redirect URI as they are now, and a user who may still sign in.
   const [target, refusal] = await Promise.all([findClient(db, record.clientId), findUserRefusal(db, record.userId)]);
   if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri) || refusal !== undefined) {
-    return failurePage(c, locale, 400);
+    return false;
   }
-  const started = await startSession(
+  await startSession(
     c,
     session,
-    {
-      userId: record.userId,
-      clientId: target.id,
-      lifetime: REMEMBERED_SESSION_LIFETIME,
-      persistent: true,
-      replayable: true,
-    },
+    { userId: record.userId, clientId: target.id, lifetime: REMEMBERED_SESSION_LIFETIME, persistent: true },
     now,
   );
-  if (!started) return failurePage(c, locale, 410, "used");
-  return redirectTo(c, record.redirectUri);
+  return true;
 }
 
 function failurePage(c: Context<AppEnv>, locale: Locale, status: 400 | 410, reason?: "expired" | "used") {

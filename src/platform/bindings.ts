@@ -85,9 +85,10 @@ function reliableKV(kv: KVNamespace): KVNamespace {
 
 /**
  * RPC methods a retry could repeat with another effect than once. Every other RateLimiter method
- * lands the same when repeated, or errs towards refusing (a call counted twice against a quota).
+ * lands the same when repeated (a one-time value carries its caller's attempt id), or errs
+ * towards refusing (a call counted twice against a quota).
  */
-const NOT_REPEATABLE = new Set(["redeemOnce", "beginSignIn"]);
+const NOT_REPEATABLE = new Set(["beginSignIn"]);
 
 function reliableNamespace<T extends Rpc.DurableObjectBranded>(
   namespace: DurableObjectNamespace<T>,

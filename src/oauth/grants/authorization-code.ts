@@ -2,14 +2,15 @@
  * grant_type=authorization_code (RFC 6749 §4.1.3) redeems a `code`-type exchange code: the
  * authenticated client must be the one the code was issued for, and `redirect_uri` the one bound
  * to it, and `code_verifier` must meet its PKCE challenge (RFC 7636) when the authorization
- * request had one; a public client's code must have had one (its client_id proves nothing). The answer is a user token for the code's user, with a refresh token. A code is refused
- * after its 30 seconds and after its first redemption, both judged in the client's RateLimiter
- * (kv/codes.ts: two racing redemptions cannot both win, and a code cannot outlive its record
- * there); a second redemption also revokes what the first one was issued (RFC 6749 §4.1.2).
+ * request had one; a public client's code must have had one (its client_id proves nothing). The
+ * answer is a user token for the code's user, with a refresh token. A code is refused after its 30
+ * seconds and after its first redemption, both judged in the client's RateLimiter (kv/codes.ts:
+ * two racing redemptions cannot both win, and a code cannot outlive its record there). It is spent
+ * only once the refresh token is written, so that a replay, which revokes what the first
+ * redemption was issued (RFC 6749 §4.1.2), always finds it to revoke; a redemption that fails
+ * before that leaves the code to the client's retry.
  */
-import { revokeRefreshTokenFamily } from "../../db/queries/refresh-tokens";
 import { findUserRefusal } from "../../db/queries/users";
-import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { invalidGrant, invalidRequest } from "../../errors";
 import { spendExchangeCode } from "../../kv/codes";
 import { newRefreshTokenFamily } from "../refresh-tokens";
@@ -22,7 +23,7 @@ export const authorizationCodeGrant: Grant = async (request) => {
   if (!params.redirect_uri) throw invalidRequest("Parameter 'redirect_uri' is missing");
   const grant = newRefreshTokenFamily();
   const spent = await spendExchangeCode(
-    c.env,
+    c,
     params.code,
     {
       type: "code",
@@ -32,7 +33,11 @@ export const authorizationCodeGrant: Grant = async (request) => {
       challengeRequired: client.publicClient,
     },
     grant,
-    c.get("timing"),
+    async (record) => {
+      const refusal = await findUserRefusal(c.get("db")(), record.userId);
+      if (refusal) throw invalidGrant(`The user account is ${refusal}`);
+      return userTokensWithNewGrant(request, record.userId, { grant });
+    },
   );
   switch (spent.outcome) {
     // Unknown, a webview code, or another client's: the same answer, which tells nothing more.
@@ -48,14 +53,5 @@ export const authorizationCodeGrant: Grant = async (request) => {
       if (spent.grant) await revokeGrant(c, client.id, spent.grant, now);
       throw invalidGrant("The code has already been used");
   }
-  const { record } = spent;
-  const refusal = await findUserRefusal(c.get("db")(), record.userId);
-  if (refusal) throw invalidGrant(`The user account is ${refusal}`);
-  const tokens = await userTokensWithNewGrant(request, record.userId, { grant });
-  // A replay racing this redemption may have revoked the grant before its refresh token existed.
-  if (await rateLimiterFor(c.env, client.id, c.get("timing")).revoked({ jti: null, grant })) {
-    await revokeRefreshTokenFamily(c.get("db")(), grant, now);
-    throw invalidGrant("The code has already been used");
-  }
-  return tokens;
+  return spent.started;
 };

@@ -12,7 +12,7 @@
  */
 import { errors as joseErrors, jwtVerify } from "jose";
 import { findUserRefusal, isConnected } from "../../db/queries/users";
-import { rateLimiterFor } from "../../durable-objects/rate-limiter";
+import { redeem } from "../../durable-objects/one-time-values";
 import { invalidGrant, invalidRequest } from "../../errors";
 import { openSecret } from "../../security/data-protection";
 import { userIdOfSubject } from "../tokens";
@@ -67,8 +67,14 @@ async function redeemAssertion(request: GrantRequest) {
   if (!(await isConnected(db, client.id, userId))) throw invalidGrant("The subject is not a user of this client");
   const refusal = await findUserRefusal(db, userId);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
-  const redemption = await rateLimiterFor(c.env, client.id, c.get("timing")).redeemOnce(`jti:${jti}`, exp! * 1000);
-  if (redemption.outcome === "expired") throw invalidGrant("The assertion has expired");
-  if (redemption.outcome === "replayed") throw invalidGrant("The assertion has already been used");
-  return tokenResponse(request, { kind: "user", userId }, { user_id: String(userId), is_admin: false });
+  // Spent at once, as nothing is written for it: only the token is signed after.
+  const redeemed = await redeem(
+    c,
+    client.id,
+    { key: `jti:${jti}`, expiresAt: exp! * 1000, grant: null, reserve: false },
+    () => tokenResponse(request, { kind: "user", userId }, { user_id: String(userId), is_admin: false }),
+  );
+  if (redeemed.outcome === "expired") throw invalidGrant("The assertion has expired");
+  if (redeemed.outcome === "replayed") throw invalidGrant("The assertion has already been used");
+  return redeemed.started;
 }

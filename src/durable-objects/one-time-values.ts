@@ -1,0 +1,67 @@
+/**
+ * The isolate's side of redemptions.ts: how a request spends one of a client's one-time values (an
+ * exchange code, an assertion's jti) so that a platform fault never burns it. The value is spent by
+ * the request's attempt, an id that its repeated calls share, so that the platform layer may repeat
+ * a call whose answer was lost; and it stays spent only if the request answers: whatever is thrown
+ * before then (a platform fault, a refusal, a bug) lets it go, for the client's retry to redeem,
+ * since what the attempt wrote has reached no one.
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { OAuthError } from "../errors";
+import { rateLimiterFor } from "./rate-limiter";
+import type { Redemption } from "./rate-limiter-rpc";
+
+/**
+ * A one-time value of the client's: its RateLimiter key, its expiry (ms), what its redemption
+ * starts (`grant`, revoked on a replay) and whether it is `reserved` while that is written and
+ * spent after (a code, whose replay must find what the first redemption started, to revoke it)
+ * or spent at once (an assertion's jti: nothing is written for it).
+ */
+export type OneTimeValue = { key: string; expiresAt: number; grant: string | null; reserve: boolean };
+
+/**
+ * `redeemed` with what `start` made; `replayed` with the grant to revoke: the first redemption's,
+ * or this attempt's own when another attempt took the value over while this one was still writing.
+ */
+export type Redeemed<T> =
+  { outcome: "redeemed"; started: T } | { outcome: "expired" } | { outcome: "replayed"; grant: string | null };
+
+/**
+ * Redeems `value`, one of `clientId`'s, for what `start` makes (tokens, a session). A value another
+ * attempt holds is a 503 with Retry-After, refused without revoking anything: that attempt may be
+ * this client's own, still writing or failed with its release lost (its hold then lapses). The
+ * RateLimiter judges expiry after replay, so a replayed value is told as such, not as expired.
+ */
+export async function redeem<T>(
+  c: Context<AppEnv>,
+  clientId: string,
+  value: OneTimeValue,
+  start: () => Promise<T>,
+): Promise<Redeemed<T>> {
+  const { key, expiresAt, grant, reserve } = value;
+  const limiter = rateLimiterFor(c.env, clientId, c.get("timing"));
+  const attempt = crypto.randomUUID();
+  let redemption: Redemption;
+  try {
+    redemption = await limiter.redeemOnce(key, expiresAt, grant, { id: attempt, reserve });
+    if (redemption.outcome === "reserved" || redemption.outcome === "redeemed") {
+      const started = await start();
+      // A value spent at once (a RateLimiter from before reservations spends every value so) has
+      // nothing to commit.
+      const committed = redemption.outcome === "redeemed" || (await limiter.commitRedemption(key, attempt));
+      return committed ? { outcome: "redeemed", started } : { outcome: "replayed", grant };
+    }
+  } catch (error) {
+    await limiter.releaseRedemption(key, attempt).catch((failure: unknown) => {
+      console.error("one-time value not released:", failure instanceof Error ? failure.message : failure);
+    });
+    throw error;
+  }
+  if (redemption.outcome === "held") {
+    throw new OAuthError(503, "temporarily_unavailable", "The code is being redeemed; try again shortly", {
+      "Retry-After": String(redemption.retryAfter),
+    });
+  }
+  return redemption;
+}
