@@ -3,36 +3,11 @@
  * a request it cannot read or whose client is gone is acknowledged and mails nothing (a retry
  * would not help); one that fails on the platform is retried.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Bindings } from "../src/env";
-import worker from "../src/index";
-import type { LinkRequestMessage } from "../src/schemas/link-request";
+import { faultyEnv } from "./helpers/faults";
+import { consumeLinkRequests, linkRequest } from "./helpers/link-queue";
 import { mailbox } from "./helpers/mailbox";
 import { createClient } from "./helpers/seed";
-
-const CALLBACK = "https://test.example/callback";
-
-function request(clientId: string, email: string): LinkRequestMessage {
-  return {
-    clientId,
-    email,
-    redirectUri: CALLBACK,
-    remember: true,
-    locale: "en_US",
-    authorization: { client_id: clientId, redirect_uri: CALLBACK, response_type: "code" },
-  };
-}
-
-async function consume(bodies: unknown[], bindings: Bindings = env) {
-  const batch = createMessageBatch(
-    "account-commerce-link-requests-local",
-    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
-  );
-  await worker.queue(batch, bindings);
-  return getQueueResult(batch, createExecutionContext());
-}
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -43,9 +18,9 @@ describe("the link requests' queue consumer", () => {
     const client = await createClient({ grantTypes: ["client_credentials", "authorization_code"] });
     const email = `queued-${crypto.randomUUID()}@example.org`;
     const mail = mailbox();
-    const result = await consume([request(client.id, email)]);
-    expect(result.explicitAcks).toEqual(["m0"]);
-    expect(result.retryMessages).toEqual([]);
+    const result = await consumeLinkRequests([linkRequest(client.id, email)]);
+    expect(result.acked).toEqual(["m0"]);
+    expect(result.retried).toEqual([]);
     await mail.link(email);
   });
 
@@ -53,9 +28,9 @@ describe("the link requests' queue consumer", () => {
     const email = `nobody-${crypto.randomUUID()}@example.org`;
     const mail = mailbox();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const result = await consume([{ clientId: 42 }, request("no-such-client", email)]);
-    expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
-    expect(result.retryMessages).toEqual([]);
+    const result = await consumeLinkRequests([{ clientId: 42 }, linkRequest("no-such-client", email)]);
+    expect(result.acked.sort()).toEqual(["m0", "m1"]);
+    expect(result.retried).toEqual([]);
     expect(mail.printed()).not.toContain(email);
     expect(errors.mock.calls.map(String).join("\n")).toContain("not a link request");
   });
@@ -65,13 +40,12 @@ describe("the link requests' queue consumer", () => {
     const email = `retried-${crypto.randomUUID()}@example.org`;
     const mail = mailbox();
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const unreachable = () => {
-      throw new Error("D1_ERROR: Network connection lost.");
-    };
-    const broken = { ...env, DB: { prepare: unreachable, withSession: unreachable } as unknown as D1Database };
-    const result = await consume([request(client.id, email)], broken);
-    expect(result.retryMessages.map((message: { msgId: string }) => message.msgId)).toEqual(["m0"]);
-    expect(result.explicitAcks).toEqual([]);
+    const result = await consumeLinkRequests(
+      [linkRequest(client.id, email)],
+      faultyEnv({ DB: { kind: "outage" } }).env,
+    );
+    expect(result.retried).toEqual(["m0"]);
+    expect(result.acked).toEqual([]);
     expect(mail.printed()).not.toContain(email);
   });
 });

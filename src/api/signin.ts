@@ -26,6 +26,11 @@ const SIGNIN_CREATED = "Signin request created and sent";
 
 const notCreated = (status: 400 | 409) =>
   new ApiError(status, "invalid_request", "Signin request could not be created");
+/** The user's last link is still being mailed: asked again once that mail is out, this is a 409 or a 201. */
+const stillSending = (retryAfter: number) =>
+  new ApiError(503, "temporarily_unavailable", "A signin request for this user is being sent; try again shortly", {
+    "Retry-After": String(retryAfter),
+  });
 
 export const signinRoutes = new Hono<AppEnv>().post(
   "/signin",
@@ -33,7 +38,7 @@ export const signinRoutes = new Hono<AppEnv>().post(
     name: "Send a sign-in link",
     controller: "api/signin#create",
     description:
-      "E-mails a link that signs the address in without a password (only a user's primary or a verified address): once, within 5 minutes, the newest link per user only, at most one a minute (409). Parameters: `identifier` (the e-mail), `redirectUri` (registered for the calling client), `remember` (`0` or `1`, default `1`), `context` (up to 500 characters, shown in the mail and on the confirmation page), `locale` (en_US, nb_NO, sv_SE; default en_US).",
+      "E-mails a link that signs the address in without a password (only a user's primary or a verified address): once, within 5 minutes, the newest link per user only, at most one a minute (409; 503 with Retry-After while the user's last link is still being sent). Parameters: `identifier` (the e-mail), `redirectUri` (registered for the calling client), `remember` (`0` or `1`, default `1`), `context` (up to 500 characters, shown in the mail and on the confirmation page), `locale` (en_US, nb_NO, sv_SE; default en_US).",
     success: { status: 201, data: z.string() },
   }),
   requireToken("signin", "server"),
@@ -71,11 +76,13 @@ export const signinRoutes = new Hono<AppEnv>().post(
       },
       nowInSeconds(),
     );
-    switch (outcome) {
+    switch (outcome.outcome) {
       case "blocked":
         throw new ApiError(302, "access_denied", "The email address is blocked");
       case "too_soon":
         throw notCreated(409);
+      case "sending":
+        throw stillSending(outcome.retryAfter);
       case "refused":
       case "unverified":
       case "not_sent":

@@ -5,7 +5,8 @@
  * a CSRF token; that use signs the browser in (a remembered session when the link says so) and
  * finishes the link's authorization request: the consent page first where the client needs one,
  * then the link's redirect URI with an authorization code. An unknown, expired, used or replaced
- * link gets a page saying so, never a login.
+ * link gets a page saying so, never a login. A use the platform failed gets a page that says try
+ * again (503): the same browser's next try, by the button or by the link, goes on with it.
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
@@ -27,7 +28,7 @@ import {
   startSession,
 } from "./sessions";
 import type { SignInLink } from "../kv/signin-links";
-import { inspectSignInLink, type LinkState, useSignInLink } from "./signin-links";
+import { inspectSignInLink, type LinkState, signInClaim, useSignInLink } from "./signin-links";
 
 export const signinConfirmationRoutes = new Hono<AppEnv>()
   .get(
@@ -43,7 +44,8 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
     async (c) => {
       const token = c.req.query("token") ?? "";
       const now = nowInSeconds();
-      const state = await inspectSignInLink(c, token, now);
+      const csrf = await csrfToken(c);
+      const state = await inspectSignInLink(c, token, await signInClaim(c.env, token, csrf), now);
       const locale = linkLocale(c, state);
       if (state.outcome !== "live") return linkFailurePage(c, state.outcome, locale);
       const text = MESSAGES[locale].confirmSignIn;
@@ -72,7 +74,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
               )}
               <form method="post" action="/oauth/signin">
                 <input type="hidden" name="token" value={token} />
-                <input type="hidden" name="csrf" value={await csrfToken(c)} />
+                <input type="hidden" name="csrf" value={csrf} />
                 <button type="submit">{text.confirm}</button>
               </form>
             </>
@@ -96,13 +98,14 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       if (!isForm(c.req.header("Content-Type"))) return linkFailurePage(c, "invalid", fallbackLocale);
       const form = new URLSearchParams(await c.req.text());
       const token = form.get("token") ?? "";
+      const csrf = form.get("csrf");
       const now = nowInSeconds();
       // A forged post would sign the victim in as someone else: the CSRF token must hold first.
-      if (!(await csrfTokenValid(c, form.get("csrf")))) {
-        const state = await inspectSignInLink(c, token, now);
+      if (csrf === null || !(await csrfTokenValid(c, csrf))) {
+        const state = await inspectSignInLink(c, token, null, now);
         return linkFailurePage(c, state.outcome === "live" ? "invalid" : state.outcome, linkLocale(c, state));
       }
-      const used = await useSignInLink(c, token, now);
+      const used = await useSignInLink(c, token, await signInClaim(c.env, token, csrf), now);
       if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale);
       const { link, userId, merchantId } = used;
       const session = await newSessionId(c.env);
@@ -118,7 +121,10 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
         now,
       );
       const signedIn = { userId, merchantId, sessionHash: session.idHash };
-      return resumeAuthorization(c, link.authorization, pageLocale(link.locale, undefined), signedIn);
+      const answer = await resumeAuthorization(c, link.authorization, pageLocale(link.locale, undefined), signedIn);
+      // Answered: the claim goes, and not even this browser can use the link again.
+      c.executionCtx.waitUntil(used.done());
+      return answer;
     },
   );
 

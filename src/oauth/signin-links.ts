@@ -8,6 +8,12 @@
  * 0); then it finishes the authorization request the link carries (the login page's own, or one
  * made for a link of the API), which asks for consent where the client needs it, so a link never
  * connects a user to a client the user has not approved.
+ *
+ * A storage call may fail, or land and lose its answer (docs/reliability.md): a link is mailed
+ * and recorded or neither, and the client's retry works at once. Asking: the link's row is
+ * written before the mail and marked mailed in the mail's record; only a mailed row holds the
+ * next request back. Using: the row is claimed for the browser that confirms it, which may try
+ * again until its answer is out.
  */
 import type { Context } from "hono";
 import type { Database } from "../db/client";
@@ -15,9 +21,10 @@ import type { ClientRecord } from "../db/queries/clients";
 import { claimUnownedMails } from "../db/queries/mails";
 import { findClient } from "../db/queries/clients";
 import {
-  isLiveSigninRequest,
+  claimSigninRequest,
+  heldSigninRequestHash,
+  markSigninRequestMailed,
   replaceSigninRequest,
-  spendSigninRequest,
   withdrawSigninRequest,
 } from "../db/queries/signin-requests";
 import {
@@ -36,18 +43,28 @@ import {
   type SignInLink,
   storeSignInLink,
 } from "../kv/signin-links";
-import { sendMail } from "../mail/mailer";
+import { MAIL_SENDING_SECONDS, sendMail } from "../mail/mailer";
 import type { Locale } from "../pages/locale";
 import { SIGNIN_MAIL } from "../pages/messages";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { emailLookupKey } from "../schemas/email-address";
+import { hashSecret } from "../security/data-protection";
 
 /**
- * A second link for the same user within this many seconds is refused (409): no mail bursts, and
- * a stranger asking again and again for someone's link cannot replace it before its owner has had
- * a minute to open it.
+ * A second link for the same user within this many seconds of the last one's mail is refused
+ * (409): no mail bursts, and a stranger asking again and again for someone's link cannot replace
+ * it before its owner has had a minute to open it.
  */
 const SIGNIN_RESEND_SECONDS = 60;
+/**
+ * A row not yet marked mailed holds a new request back (503 with Retry-After) only while its mail
+ * may still be being sent (MAIL_SENDING_SECONDS after it was made): else two requests at once
+ * would both mail. A retry cannot be told from another request, so a request that fails before
+ * its mail went out withdraws its row (replaceOrWithdraw, and the mail's failed record): a retry
+ * after any one fault works at once; only a request that died without a word, or failed twice
+ * over, holds the next back, for those seconds at most.
+ */
+const UNMAILED_HOLD_SECONDS = MAIL_SENDING_SECONDS;
 const MAX_TOKEN_LENGTH = 64;
 
 export type LinkRequest = {
@@ -70,8 +87,13 @@ export function linkAuthorization(clientId: string, redirectUri: string): Record
   return { client_id: clientId, redirect_uri: redirectUri, response_type: "code" };
 }
 
-/** `unverified`: the address is a user's, neither primary nor verified, so it gets no link. */
-export type LinkRequestOutcome = "sent" | "blocked" | "refused" | "unverified" | "too_soon" | "not_sent";
+/**
+ * `unverified`: the address is a user's, neither primary nor verified, so it gets no link.
+ * `sending`: the user's last link is still being mailed; ask again in `retryAfter` seconds.
+ */
+export type LinkRequestOutcome =
+  | { outcome: "sent" | "blocked" | "refused" | "unverified" | "too_soon" | "not_sent" }
+  | { outcome: "sending"; retryAfter: number };
 
 export async function requestSignInLink(
   env: Bindings,
@@ -82,16 +104,14 @@ export async function requestSignInLink(
   const owner = await findAddressOwner(db, request.email);
   if (owner) {
     const refusal = REFUSED_USER_STATUSES[owner.user.status];
-    if (refusal) return refusal === "blocked" ? "blocked" : "refused";
-    if (!mayProveAccount(owner)) return "unverified";
+    if (refusal) return { outcome: refusal === "blocked" ? "blocked" : "refused" };
+    if (!mayProveAccount(owner)) return { outcome: "unverified" };
   }
   const subject = linkSubject(owner?.user.id, request.email);
   const expires = now + SIGNIN_LINK_LIFETIME_SECONDS;
   const { token, tokenHash } = await newSignInToken(env);
-  // KV first, then the row that makes the link live: once the row is written nothing but the mail
-  // is left, so a retry of a request that failed before it starts afresh, and one that failed
-  // after it is too soon and mails nothing twice. A request refused as too soon leaves a KV record
-  // no row points to, gone with its TTL.
+  // KV first, then the row that makes the link live: a request refused as too soon leaves a KV
+  // record no row points to, gone with its TTL.
   await storeSignInLink(env, tokenHash, {
     subject,
     email: request.email,
@@ -103,12 +123,11 @@ export async function requestSignInLink(
     expires,
     authorization: request.authorization,
   });
-  const replaced = await replaceSigninRequest(
-    db,
-    { subject, tokenHash, created: now, expires },
-    now - SIGNIN_RESEND_SECONDS,
-  );
-  if (!replaced) return "too_soon";
+  const held = await replaceOrWithdraw(db, { subject, tokenHash, created: now, expires }, now);
+  if (held?.mailed === null) {
+    return { outcome: "sending", retryAfter: Math.max(1, held.created + UNMAILED_HOLD_SECONDS - now) };
+  }
+  if (held) return { outcome: "too_soon" };
 
   const mail = SIGNIN_MAIL[request.locale];
   const url = `${env.BASE_URL}/oauth/signin?token=${token}`;
@@ -122,10 +141,34 @@ export async function requestSignInLink(
       text: mail.text(request.client.name, url, request.context),
     },
     now,
+    {
+      whenSent: [markSigninRequestMailed(db, subject, tokenHash, now)],
+      whenFailed: [withdrawSigninRequest(db, subject, tokenHash)],
+    },
   );
-  if (sent) return "sent";
-  await withdrawSigninRequest(db, subject, tokenHash);
-  return "not_sent";
+  return { outcome: sent ? "sent" : "not_sent" };
+}
+
+/**
+ * Makes the link its subject's live one (replaceSigninRequest). When the write fails, its answer
+ * may have been lost after it landed: the row is withdrawn, so that it holds no retry back as a
+ * link being mailed (best effort: a withdrawal that fails too is logged by the platform layer, and
+ * the row then holds the next request for UNMAILED_HOLD_SECONDS at most).
+ */
+async function replaceOrWithdraw(
+  db: Database,
+  request: { subject: string; tokenHash: string; created: number; expires: number },
+  now: number,
+) {
+  try {
+    return await replaceSigninRequest(db, request, {
+      mailedAfter: now - SIGNIN_RESEND_SECONDS,
+      madeAfter: now - UNMAILED_HOLD_SECONDS,
+    });
+  } catch (err) {
+    await withdrawSigninRequest(db, request.subject, request.tokenHash).catch(() => undefined);
+    throw err;
+  }
 }
 
 export type LinkState =
@@ -134,66 +177,122 @@ export type LinkState =
 
 /**
  * What a link is now, without using it (the confirmation page): with the client that asked for it
- * and the user it signs in (null for an address that has none yet).
+ * and the user it signs in (null for an address that has none yet). `claim` (signInClaim): this
+ * browser's, so that a link it started using and may finish shows as live to it.
  */
-export async function inspectSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<LinkState> {
-  const found = await findUnexpiredLink(c, token, now);
-  if (found.outcome !== "live") return found;
-  const db = c.get("db")();
-  const [live, parties] = await Promise.all([
-    isLiveSigninRequest(db, found.link.subject, found.tokenHash, now),
-    linkParties(db, found.link),
-  ]);
-  if (!parties) return { outcome: "invalid" };
-  if (!live) return { outcome: "spent" };
-  return { outcome: "live", link: found.link, client: parties.client, userId: parties.owner?.user.id ?? null };
+export async function inspectSignInLink(
+  c: Context<AppEnv>,
+  token: string,
+  claim: string | null,
+  now: number,
+): Promise<LinkState> {
+  const standing = await linkStanding(c, token, claim, now);
+  if (standing.outcome !== "usable") return standing;
+  const { link, parties } = standing;
+  return { outcome: "live", link, client: parties.client, userId: parties.owner?.user.id ?? null };
 }
 
 export type UsedLink =
-  | { outcome: "used"; link: SignInLink; userId: number; merchantId: number }
+  | { outcome: "used"; link: SignInLink; userId: number; merchantId: number; done: () => Promise<void> }
   | { outcome: "invalid" | "expired" | "spent" };
 
 /**
- * Uses a link, when it can still sign in (linkParties; else it is left unspent): spent in D1
- * (once, and only while it is its subject's live one), then the user found or made, the address
- * verified and earlier mails to the address given to the user, in one batch.
+ * What this browser's use of a link is known by: the link's token and the browser's CSRF token
+ * (checked against its cookie before any use), hashed. A link's row holds it once the browser
+ * has started using the link (claimSigninRequest).
  */
-export async function useSignInLink(c: Context<AppEnv>, token: string, now: number): Promise<UsedLink> {
+export function signInClaim(env: Bindings, token: string, csrf: string): Promise<string> {
+  return hashSecret(env.DATA_PROTECTION_KEY, `signin-claim:${token}:${csrf}`);
+}
+
+/**
+ * Uses a link, when it can still sign in (else it is left unspent): its row is claimed for this
+ * browser (`claim`), once, and only while it is its subject's live link; then the user is found
+ * or made, the address verified and earlier mails to the address given to the user. Every step
+ * is safe to repeat, so the browser may try again whatever failed (a lost answer included) until
+ * `done` is called, when its use has been answered: then the claim goes and nothing can use the
+ * link again.
+ */
+export async function useSignInLink(c: Context<AppEnv>, token: string, claim: string, now: number): Promise<UsedLink> {
+  const standing = await linkStanding(c, token, claim, now);
+  if (standing.outcome !== "usable") return standing;
+  const { link, tokenHash, parties } = standing;
+  const db = c.get("db")();
+  if (!(await claimSigninRequest(db, link.subject, tokenHash, claim, now))) return { outcome: "spent" };
+  const userId = await signInUser(db, link.email, parties.owner, now);
+  const done = () =>
+    withdrawSigninRequest(db, link.subject, claim).then(
+      () => undefined,
+      // The claim then lapses with the link: until then only this browser could repeat the use.
+      (err: unknown) =>
+        console.error(`sign-in link's claim kept until it expires: ${err instanceof Error ? err.name : "error"}`),
+    );
+  return { outcome: "used", link, userId, merchantId: parties.client.merchantId, done };
+}
+
+type Standing =
+  | { outcome: "usable"; link: SignInLink; tokenHash: string; parties: LinkParties }
+  | { outcome: "invalid" | "expired" | "spent" };
+
+type LinkParties = { client: ClientRecord; owner: AddressOwner | undefined };
+
+/** Where a link stands for this browser (`claim`): unknown, expired, spent, no longer valid, or usable. */
+async function linkStanding(c: Context<AppEnv>, token: string, claim: string | null, now: number): Promise<Standing> {
   const found = await findUnexpiredLink(c, token, now);
   if (found.outcome !== "live") return found;
   const { link, tokenHash } = found;
   const db = c.get("db")();
-  const parties = await linkParties(db, link);
-  if (!parties) return { outcome: "invalid" };
-  if (!(await spendSigninRequest(db, link.subject, tokenHash, now))) return { outcome: "spent" };
-  const { client, owner } = parties;
-  if (owner) {
-    await db.batch([
-      ...recordLinkSignIn(db, owner.user.id, link.email, now),
-      claimUnownedMails(db, owner.user.id, link.email),
-    ]);
-    return { outcome: "used", link, userId: owner.user.id, merchantId: client.merchantId };
-  }
-  const uuid = crypto.randomUUID();
-  const [user, created] = insertSignedInUser(db, { uuid, email: link.email, now });
-  const [[inserted]] = await db.batch([user, created, claimUnownedMails(db, newUserId(uuid), link.email)]);
-  return { outcome: "used", link, userId: inserted!.id, merchantId: client.merchantId };
+  const [held, client, owner] = await Promise.all([
+    heldSigninRequestHash(db, link.subject, claim === null ? [tokenHash] : [tokenHash, claim], now),
+    findClient(db, link.clientId),
+    findAddressOwner(db, link.email),
+  ]);
+  if (held === undefined) return { outcome: "spent" };
+  if (!client || !maySignIn(link, client, owner, held === claim)) return { outcome: "invalid" };
+  return { outcome: "usable", link, tokenHash, parties: { client, owner } };
 }
 
 /**
- * The link's client and the owner of its address as they are now, when the link can still sign
- * in: the client still has the link's redirect URI, and the address is still the user's the link
- * was made for (or still nobody's), allowed to sign in and one that may prove the account.
+ * Whether the link can still sign in: the client still has the link's redirect URI, and the
+ * address is still the user's the link was made for (or still nobody's), allowed to sign in and
+ * one that may prove the account. A link to an address without a user makes one when used, so
+ * the browser whose use of it is under way (`claimedHere`) finds that user there.
  */
-async function linkParties(
-  db: Database,
+function maySignIn(
   link: SignInLink,
-): Promise<{ client: ClientRecord; owner: AddressOwner | undefined } | null> {
-  const [client, owner] = await Promise.all([findClient(db, link.clientId), findAddressOwner(db, link.email)]);
-  if (!client || !isRegisteredRedirectUri(client.redirectUris, link.redirectUri)) return null;
-  if (linkSubject(owner?.user.id, link.email) !== link.subject) return null;
-  if (owner && (REFUSED_USER_STATUSES[owner.user.status] || !mayProveAccount(owner))) return null;
-  return { client, owner };
+  client: ClientRecord,
+  owner: AddressOwner | undefined,
+  claimedHere: boolean,
+): boolean {
+  if (!isRegisteredRedirectUri(client.redirectUris, link.redirectUri)) return false;
+  const subject = linkSubject(owner?.user.id, link.email);
+  const madeByThisLink = claimedHere && link.subject === linkSubject(undefined, link.email);
+  if (subject !== link.subject && !madeByThisLink) return false;
+  return !owner || (!REFUSED_USER_STATUSES[owner.user.status] && mayProveAccount(owner));
+}
+
+/**
+ * Signs the address's user in (the address verified, earlier mails to it given to the user), or
+ * makes one of an address without. Safe to repeat for one link: a use tried again after a fault,
+ * or a double click's second request, finds the user the first one made.
+ */
+async function signInUser(db: Database, email: string, owner: AddressOwner | undefined, now: number) {
+  if (owner) {
+    await db.batch([...recordLinkSignIn(db, owner.user.id, email, now), claimUnownedMails(db, owner.user.id, email)]);
+    return owner.user.id;
+  }
+  const uuid = crypto.randomUUID();
+  const [user, address] = insertSignedInUser(db, { uuid, email, now });
+  try {
+    const [[inserted]] = await db.batch([user, address, claimUnownedMails(db, newUserId(uuid), email)]);
+    return inserted!.id;
+  } catch (err) {
+    // Landed with its answer lost, or refused by the address's unique index as another request of
+    // this use made the user first: either way the user is there now. Anything else is thrown.
+    const made = await findAddressOwner(db, email);
+    if (!made) throw err;
+    return made.user.id;
+  }
 }
 
 /**

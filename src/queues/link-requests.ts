@@ -3,11 +3,12 @@
  * the same for every address (sent, blocked, unknown, unverified, too soon) and does the same work
  * before answering: it queues the request. Whether a link is made and mailed is decided here, in
  * the queue's consumer, so neither the answer nor the time the isolate spends after it tells who
- * is registered. A request that fails on the platform is retried (queue `max_retries`); a retry
- * within a minute of a link made cannot mail a second, since a second link for the same user
- * within a minute is refused.
+ * is registered. A request that throws (a platform fault, after the platform layer's own retries)
+ * mailed nothing and left nothing that holds the next try back (oauth/signin-links.ts), so it is
+ * retried (queue `max_retries`); one that finds the user's last link still being mailed is retried
+ * once that mail is out, and then refused as too soon. A message delivered twice mails once.
  */
-import { openDatabase } from "../db/client";
+import { type Database, openDatabase } from "../db/client";
 import { findClient } from "../db/queries/clients";
 import type { Bindings } from "../env";
 import { nowInSeconds } from "../http/datetime";
@@ -29,22 +30,29 @@ export async function makeQueuedLinks(batch: MessageBatch<unknown>, env: Binding
       message.ack();
       continue;
     }
-    const { clientId, locale, ...request } = parsed.data;
     try {
-      const client = await findClient(db, clientId);
-      if (client) {
-        const outcome = await requestSignInLink(
-          env,
-          db,
-          { ...request, client, locale: pageLocale(locale, undefined), context: null },
-          nowInSeconds(),
-        );
-        if (outcome === "not_sent") console.warn("sign-in link not sent: the mail failed");
-      }
-      message.ack();
+      const retryAfter = await makeLink(env, db, parsed.data);
+      if (retryAfter === null) message.ack();
+      else message.retry({ delaySeconds: retryAfter });
     } catch (err) {
       console.error(`sign-in link not made, to be retried: ${err instanceof Error ? err.name : "error"}`);
       message.retry();
     }
   }
+}
+
+/** Makes and mails the link a message asks for; answers null when done, else the seconds to wait before trying again. */
+async function makeLink(env: Bindings, db: Database, request: LinkRequestMessage): Promise<number | null> {
+  const { clientId, locale, ...link } = request;
+  const client = await findClient(db, clientId);
+  if (!client) return null;
+  const made = await requestSignInLink(
+    env,
+    db,
+    { ...link, client, locale: pageLocale(locale, undefined), context: null },
+    nowInSeconds(),
+  );
+  if (made.outcome === "sending") return made.retryAfter;
+  if (made.outcome === "not_sent") console.warn("sign-in link not sent: the mail failed");
+  return null;
 }

@@ -6,12 +6,23 @@
 import { expect } from "vitest";
 import { call } from "./http";
 
+/** How a browser's requests reach the Worker: `call`, or a faulty env's fetch (helpers/faults.ts). */
+type Transport = (path: string, init: RequestInit) => Promise<Response>;
+
 export class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(private readonly headers: Record<string, string> = {}) {}
+  constructor(
+    private readonly headers: Record<string, string> = {},
+    readonly cookies = new Map<string, string>(),
+    private readonly transport: Transport = call,
+  ) {}
+
+  /** This browser, its cookies shared, making its requests through `transport`. */
+  via(transport: Transport): Browser {
+    return new Browser(this.headers, this.cookies, transport);
+  }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<Response> {
-    return this.keep(await call(path, { headers: this.request(headers), redirect: "manual" }));
+    return this.keep(await this.transport(path, { headers: this.request(headers), redirect: "manual" }));
   }
 
   async post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
@@ -21,7 +32,7 @@ export class Browser {
   /** Posts a form body as it is given, bytes that no URLSearchParams would write among them. */
   async postBody(path: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<Response> {
     return this.keep(
-      await call(path, {
+      await this.transport(path, {
         method: "POST",
         headers: this.request({ "Content-Type": "application/x-www-form-urlencoded", ...headers }),
         body,

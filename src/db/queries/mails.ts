@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, notExists, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { mailEvents, mails, userClients, userEmails, users } from "../schema";
 
@@ -59,16 +59,30 @@ export async function listMails(db: Database, userId: number, limit: number) {
   return found.map((mail) => ({ mail, events: eventsByMail.get(mail.id) ?? [] }));
 }
 
-/** A mail and its first event, in one batch. */
-export async function insertMail(db: Database, mail: typeof mails.$inferInsert, event: string) {
-  await db.batch([
-    db.insert(mails).values(mail),
-    db.insert(mailEvents).values({
-      mailId: sql`(SELECT ${mails.id} FROM ${mails} WHERE ${mails.token} = ${mail.token})`,
-      event,
-      timestamp: mail.created,
-    }),
-  ]);
+/**
+ * A mail and its first event, as batch statements that land once however often they run (the
+ * mail's token is unique): a record whose answer was lost can be written again.
+ */
+export function mailRecord(db: Database, mail: typeof mails.$inferInsert, event: string) {
+  return [
+    db.insert(mails).values(mail).onConflictDoNothing({ target: mails.token }),
+    db.insert(mailEvents).select(
+      db
+        .select({
+          id: sql<number>`NULL`.as("id"),
+          mailId: mails.id,
+          event: sql<string>`${event}`.as("event"),
+          timestamp: sql<number>`${mail.created}`.as("timestamp"),
+        })
+        .from(mails)
+        .where(
+          and(
+            eq(mails.token, mail.token),
+            notExists(db.select({ id: mailEvents.id }).from(mailEvents).where(eq(mailEvents.mailId, mails.id))),
+          ),
+        ),
+    ),
+  ] as const;
 }
 
 /** Gives the mails sent to an address before it had a user to that user (sign-in by link). */
