@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { OAuthError } from "../errors";
+import { OAuthError, platformFaultOf } from "../errors";
 import { rateLimiterFor } from "./rate-limiter";
 import type { Redemption } from "./rate-limiter-rpc";
 
@@ -53,8 +53,10 @@ export async function redeem<T>(
       return committed ? { outcome: "redeemed", started } : { outcome: "replayed", grant };
     }
   } catch (error) {
+    // Not released, the value stays held until its hold lapses. A platform fault was logged
+    // where it happened (platform/calls.ts); anything else is a bug.
     await limiter.releaseRedemption(key, attempt).catch((failure: unknown) => {
-      console.error("one-time value not released:", failure instanceof Error ? failure.message : failure);
+      if (!platformFaultOf(failure)) console.error("one-time value not released:", failure);
     });
     throw error;
   }
