@@ -6,9 +6,10 @@ import { users } from "./users";
 
 /**
  * The one live sign-in link per user (POST /api/2/signin, the login page's "e-mail me a link"):
- * its token's keyed hash. A new link replaces the row; using a link deletes it, in one statement,
- * so a link works once and a replaced one never, whatever KV (which holds the link's details)
- * still shows.
+ * its token's keyed hash. A new link replaces the row; using a link claims it for the confirming
+ * browser (`token_hash` becomes the claim's hash, in one statement) and deletes it once the use is
+ * answered, so a link works once and a replaced one never, whatever KV (which holds the link's
+ * details) still shows, while the browser that claimed it may retry after a platform fault.
  */
 export const signinRequests = sqliteTable("signin_requests", {
   /**
