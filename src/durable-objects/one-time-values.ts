@@ -53,11 +53,15 @@ export async function redeem<T>(
       return committed ? { outcome: "redeemed", started } : { outcome: "replayed", grant };
     }
   } catch (error) {
-    // Not released, the value stays held until its hold lapses. A platform fault was logged
-    // where it happened (platform/calls.ts); anything else is a bug.
-    await limiter.releaseRedemption(key, attempt).catch((failure: unknown) => {
-      if (!platformFaultOf(failure)) console.error("one-time value not released:", failure);
-    });
+    // In the background, so that a stalled object costs the answer one deadline, not two; the
+    // client retries after Retry-After. Not released, the value stays held until its hold lapses.
+    // A platform fault was logged where it happened (platform/calls.ts); anything else is a bug.
+    const release = rateLimiterFor(c.env, clientId)
+      .releaseRedemption(key, attempt)
+      .catch((failure: unknown) => {
+        if (!platformFaultOf(failure)) console.error("one-time value not released:", failure);
+      });
+    c.executionCtx.waitUntil(release);
     throw error;
   }
   if (redemption.outcome === "held") {

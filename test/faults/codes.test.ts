@@ -15,6 +15,7 @@ import { openDatabase } from "../../src/db/client";
 import { sessions } from "../../src/db/schema";
 import { RateLimiter, rateLimiterFor } from "../../src/durable-objects/rate-limiter";
 import { RESERVATION_HOLD_MS } from "../../src/durable-objects/redemptions";
+import { CALL_DEADLINE_MS } from "../../src/platform/calls";
 import type { Bindings } from "../../src/env";
 import { hashSecret } from "../../src/security/data-protection";
 import { type BindingName, type Fault, faultyEnv, fetchWith, platformErrors } from "../helpers/faults";
@@ -192,6 +193,22 @@ describe("grant_type=authorization_code under a storage fault", () => {
       "already been used",
     );
     await expectEnded(target, tokens);
+  });
+
+  it("stalled at its RateLimiter: 503 within one deadline, and the retry succeeds", { timeout: 15_000 }, async () => {
+    const { target, userToken } = await setting();
+    const code = await exchangeCode(userToken, { clientId: target.id, type: "code" });
+    const stalled = await fetchWith(
+      faultyEnv({ RATE_LIMITER: { kind: "stall" } }).env,
+      "/oauth/token",
+      redeemCode(target, code),
+    );
+    await expectUnavailable(stalled);
+    // The release goes on in the background: the answer waits for the reservation's deadline only.
+    expect(stalled.elapsedMs).toBeLessThan(CALL_DEADLINE_MS + 1_000);
+    const retried = await fetchWith(env, "/oauth/token", redeemCode(target, code));
+    expect(retried.status).toBe(200);
+    await expectWorking(target, (await retried.json()) as Tokens);
   });
 
   it("lost with its release too: the code is held for a few seconds, then redeemable", async () => {
