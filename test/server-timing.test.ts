@@ -38,10 +38,10 @@ describe("Server-Timing (development and staging only)", () => {
         { grant_type: "password", username: user.email, password, redirect_uri: webClient.redirectUris[0]! },
         basicAuth(webClient.id, webClient.secret),
       );
-    // The sign-in throttle: the attempt begun, then, for a right password, taken back.
+    // The sign-in throttle: the attempt begun, then settled: a failure, or the right password.
     const wrong = await signIn("not the passphrase");
     expect(wrong.status).toBe(400);
-    expect(doCalls(wrong)).toBe(1);
+    expect(doCalls(wrong)).toBe(2);
     const right = await signIn(user.password);
     expect(right.status).toBe(200);
     expect(doCalls(right)).toBe(2);

@@ -1,14 +1,19 @@
 /**
  * The password throttle at a client, so that its login page and token endpoint can be used neither
  * to guess passwords without limit nor to lock a user out. Three counters of failed password
- * sign-ins are checked and counted in one step, before the password is (so that parallel attempts
- * are counted too): the account from this network (SIGN_IN_FAILURE_LIMIT failures in the window,
- * then held until the window ends), the account from every network (after
- * ACCOUNT_FAILURES_BEFORE_DELAY failures, a wait before the next attempt that doubles up to
- * MAX_DELAY_MS; none for a network the account signed in from) and the network for every account
- * (NETWORK_FAILURE_LIMIT). A right password takes the attempt back. Spraying across clients is
- * counted per client, each in its own object. Tables `password_failures` (EVERY in its account or
- * network column counts across all of them) and `known_networks`.
+ * sign-ins: the account from this network (SIGN_IN_FAILURE_LIMIT failures in the window, then held
+ * until the window ends), the account from every network (after ACCOUNT_FAILURES_BEFORE_DELAY
+ * failures, a wait before the next attempt that doubles up to MAX_DELAY_MS; none for a network
+ * the account signed in from) and the network for every account (NETWORK_FAILURE_LIMIT). An
+ * attempt is checked against them and recorded as pending in one step, before the password is
+ * checked, and pending attempts count as failures in every check (so that parallel attempts are
+ * counted too). The caller settles it: a wrong password becomes a failure before anyone is told
+ * (so no guess is answered uncounted), a right one clears the account's failures; an attempt left
+ * unsettled, whose request a fault ended before it answered, stops counting after
+ * SIGN_IN_SETTLE_MS, so that a storage fault is never a failed password. Each call names its
+ * attempt and lands once however often it is repeated. Spraying across clients is counted per
+ * client, each in its own object. Tables `password_failures` (EVERY in its account or network
+ * column counts across all of them), `password_attempts` (pending) and `known_networks`.
  */
 import { type ExpiringRecords, scheduleCleanup } from "./expiry-alarm";
 import type { SignInAttempt, SignInOrigin } from "./rate-limiter-rpc";
@@ -47,13 +52,33 @@ const KNOWN_NETWORK_MS = 30 * 24 * 3_600_000;
 /** The network or account column of a counter that counts across all networks or accounts. */
 const EVERY = "*";
 
+/**
+ * How long a pending attempt counts unsettled: longer than a request takes from its begin to its
+ * outcome (the begin's answer and the outcome's call, each within the platform's 3 s deadline,
+ * and a password hash between). An outcome that comes later still lands.
+ */
+export const SIGN_IN_SETTLE_MS = 10_000;
+
 /** A password_failures row: failures counted until `ends_at`, the latest at `last_at`. */
 type PasswordFailures = { count: number; last_at: number; ends_at: number };
+
+/** A counter's pending attempts: how many, when the first is due to be settled, when the latest began. */
+type PendingAttempts = { count: number; settle_by: number | null; last_at: number | null };
 
 /** The wait after an account's latest failure, once it has `failures` from all networks in the window. */
 function accountDelay(failures: number): number {
   if (failures < ACCOUNT_FAILURES_BEFORE_DELAY) return 0;
   return Math.min(FIRST_DELAY_MS * 2 ** (failures - ACCOUNT_FAILURES_BEFORE_DELAY), MAX_DELAY_MS);
+}
+
+/**
+ * Until when a counter holds the next attempt, at `limit`: its failures, to the window's end; its
+ * failures with its pending attempts, until the first of those is due to be settled.
+ */
+function heldUntil(failures: PasswordFailures | undefined, pending: PendingAttempts, limit: number): number {
+  const counted = failures?.count ?? 0;
+  if (failures && counted >= limit) return failures.ends_at;
+  return counted + pending.count >= limit ? (pending.settle_by ?? 0) : 0;
 }
 
 export class PasswordThrottle implements ExpiringRecords {
@@ -65,6 +90,11 @@ export class PasswordThrottle implements ExpiringRecords {
     );
     sql.exec("CREATE INDEX IF NOT EXISTS password_failures_ends_at ON password_failures (ends_at)");
     sql.exec(
+      "CREATE TABLE IF NOT EXISTS password_attempts (attempt TEXT PRIMARY KEY, account TEXT NOT NULL, " +
+        "network TEXT NOT NULL, begun_at INTEGER NOT NULL, settle_by INTEGER NOT NULL, ends_at INTEGER NOT NULL)",
+    );
+    sql.exec("CREATE INDEX IF NOT EXISTS password_attempts_ends_at ON password_attempts (ends_at)");
+    sql.exec(
       "CREATE TABLE IF NOT EXISTS known_networks (account TEXT NOT NULL, network TEXT NOT NULL, " +
         "expires_at INTEGER NOT NULL, PRIMARY KEY (account, network))",
     );
@@ -72,44 +102,75 @@ export class PasswordThrottle implements ExpiringRecords {
   }
 
   /**
-   * Counts a password attempt at `account` from `origin` as a failure, unless one of the three
-   * counters holds it; `limit` is the account's from this network.
+   * Begins `attempt`, a password attempt at `account` from `origin`, unless one of the three
+   * counters holds it; `limit` is the account's from this network. Without `attempt` (a Worker
+   * from before attempts were settled) it is counted as a failure at once.
    */
-  async begin(account: string, limit: number, origin: SignInOrigin): Promise<SignInAttempt> {
+  async begin(account: string, limit: number, origin: SignInOrigin, attempt?: string): Promise<SignInAttempt> {
     const { network, caller } = origin;
     const now = Date.now();
-    const fromNetwork = this.liveFailures(account, network, now);
+    if (attempt !== undefined && this.hasBegun(attempt)) return { allowed: true, pending: true };
     const ofAccount = this.liveFailures(account, EVERY, now);
-    const ofNetwork = this.liveFailures(EVERY, network, now);
-    const heldUntil = Math.max(
-      fromNetwork && fromNetwork.count >= limit ? fromNetwork.ends_at : 0,
-      ofNetwork && ofNetwork.count >= NETWORK_FAILURE_LIMIT[caller] ? ofNetwork.ends_at : 0,
-      ofAccount && !this.knownNetwork(account, network, now) ? ofAccount.last_at + accountDelay(ofAccount.count) : 0,
+    const accountPending = this.pendingAttempts(account, EVERY, now);
+    const accountFailures = (ofAccount?.count ?? 0) + accountPending.count;
+    const accountLastAt = Math.max(ofAccount?.last_at ?? 0, accountPending.last_at ?? 0);
+    const held = Math.max(
+      heldUntil(this.liveFailures(account, network, now), this.pendingAttempts(account, network, now), limit),
+      heldUntil(
+        this.liveFailures(EVERY, network, now),
+        this.pendingAttempts(EVERY, network, now),
+        NETWORK_FAILURE_LIMIT[caller],
+      ),
+      accountFailures > 0 && !this.knownNetwork(account, network, now)
+        ? accountLastAt + accountDelay(accountFailures)
+        : 0,
     );
-    if (heldUntil > now) return { allowed: false, retryAfter: Math.ceil((heldUntil - now) / 1000) };
-    const windowEnd = now + SIGN_IN_WINDOW_MS;
-    this.countFailure(account, network, fromNetwork, fromNetwork?.ends_at ?? windowEnd, now);
-    this.countFailure(EVERY, network, ofNetwork, ofNetwork?.ends_at ?? windowEnd, now);
-    // The account's count lasts a window past its latest failure, so that its wait holds as long
-    // as the guessing goes on.
-    this.countFailure(account, EVERY, ofAccount, windowEnd, now);
-    if (!fromNetwork || !ofNetwork || !ofAccount) await scheduleCleanup(this.storage, windowEnd);
-    return { allowed: true };
+    if (held > now) return { allowed: false, retryAfter: Math.ceil((held - now) / 1000) };
+    if (attempt === undefined) {
+      await this.countFailure(account, network, now);
+      return { allowed: true };
+    }
+    const endsAt = now + SIGN_IN_WINDOW_MS;
+    this.storage.sql.exec(
+      "INSERT INTO password_attempts (attempt, account, network, begun_at, settle_by, ends_at) VALUES (?, ?, ?, ?, ?, ?)",
+      attempt,
+      account,
+      network,
+      now,
+      now + SIGN_IN_SETTLE_MS,
+      endsAt,
+    );
+    await scheduleCleanup(this.storage, endsAt);
+    return { allowed: true, pending: true };
+  }
+
+  /** The password of `attempt` was wrong: a failure on all three counters, however late. */
+  async failed(attempt: string): Promise<void> {
+    const [settled] = this.storage.sql
+      .exec<{ account: string; network: string }>(
+        "DELETE FROM password_attempts WHERE attempt = ? RETURNING account, network",
+        attempt,
+      )
+      .toArray();
+    if (settled) await this.countFailure(settled.account, settled.network, Date.now());
   }
 
   /**
    * The password was right: the account's failures, from this network and from all, no longer
-   * count, and the network is known to the account. The network's count for every account only
-   * loses this attempt: one account's right password must not buy guesses at others.
+   * count, and the network is known to the account. The network's count for every account never
+   * had this attempt (without `attempt`, a Worker from before attempts were settled, it loses it):
+   * one account's right password must not buy guesses at others.
    */
-  async succeeded(account: string, network: string): Promise<void> {
+  async succeeded(account: string, network: string, attempt?: string): Promise<void> {
     const { sql } = this.storage;
     sql.exec("DELETE FROM password_failures WHERE account = ? AND network IN (?, ?)", account, network, EVERY);
-    sql.exec(
-      "UPDATE password_failures SET count = count - 1 WHERE account = ? AND network = ? AND count > 0",
-      EVERY,
-      network,
-    );
+    if (attempt === undefined) {
+      sql.exec(
+        "UPDATE password_failures SET count = count - 1 WHERE account = ? AND network = ? AND count > 0",
+        EVERY,
+        network,
+      );
+    } else sql.exec("DELETE FROM password_attempts WHERE attempt = ?", attempt);
     const knownUntil = Date.now() + KNOWN_NETWORK_MS;
     sql.exec(
       "INSERT INTO known_networks (account, network, expires_at) VALUES (?, ?, ?) " +
@@ -121,8 +182,14 @@ export class PasswordThrottle implements ExpiringRecords {
     await scheduleCleanup(this.storage, knownUntil);
   }
 
+  /** `attempt` ended without an outcome (a fault): it counts no more; one settled stays as it is. */
+  abandoned(attempt: string): void {
+    this.storage.sql.exec("DELETE FROM password_attempts WHERE attempt = ?", attempt);
+  }
+
   deleteExpired(now: number): void {
     this.storage.sql.exec("DELETE FROM password_failures WHERE ends_at <= ?", now);
+    this.storage.sql.exec("DELETE FROM password_attempts WHERE ends_at <= ?", now);
     this.storage.sql.exec("DELETE FROM known_networks WHERE expires_at <= ?", now);
   }
 
@@ -130,9 +197,23 @@ export class PasswordThrottle implements ExpiringRecords {
     return this.storage.sql
       .exec<{ next: number | null }>(
         "SELECT min(next) AS next FROM (SELECT min(ends_at) AS next FROM password_failures " +
-          "UNION ALL SELECT min(expires_at) FROM known_networks)",
+          "UNION ALL SELECT min(ends_at) FROM password_attempts UNION ALL SELECT min(expires_at) FROM known_networks)",
       )
       .one().next;
+  }
+
+  /** Counts a failure of `account` from `network` on the three counters. */
+  private async countFailure(account: string, network: string, now: number): Promise<void> {
+    const windowEnd = now + SIGN_IN_WINDOW_MS;
+    const fromNetwork = this.liveFailures(account, network, now);
+    const ofNetwork = this.liveFailures(EVERY, network, now);
+    const ofAccount = this.liveFailures(account, EVERY, now);
+    this.addFailure(account, network, fromNetwork, fromNetwork?.ends_at ?? windowEnd, now);
+    this.addFailure(EVERY, network, ofNetwork, ofNetwork?.ends_at ?? windowEnd, now);
+    // The account's count lasts a window past its latest failure, so that its wait holds as long
+    // as the guessing goes on.
+    this.addFailure(account, EVERY, ofAccount, windowEnd, now);
+    if (!fromNetwork || !ofNetwork || !ofAccount) await scheduleCleanup(this.storage, windowEnd);
   }
 
   private liveFailures(account: string, network: string, now: number): PasswordFailures | undefined {
@@ -147,7 +228,26 @@ export class PasswordThrottle implements ExpiringRecords {
     return live;
   }
 
-  private countFailure(
+  /** The pending attempts a counter counts (EVERY for all accounts or networks), unsettled ones until their time is up. */
+  private pendingAttempts(account: string, network: string, now: number): PendingAttempts {
+    return this.storage.sql
+      .exec<PendingAttempts>(
+        "SELECT count(*) AS count, min(settle_by) AS settle_by, max(begun_at) AS last_at FROM password_attempts " +
+          `WHERE settle_by > ? AND (? = '${EVERY}' OR account = ?) AND (? = '${EVERY}' OR network = ?)`,
+        now,
+        account,
+        account,
+        network,
+        network,
+      )
+      .one();
+  }
+
+  private hasBegun(attempt: string): boolean {
+    return this.storage.sql.exec("SELECT 1 FROM password_attempts WHERE attempt = ?", attempt).toArray().length > 0;
+  }
+
+  private addFailure(
     account: string,
     network: string,
     live: PasswordFailures | undefined,

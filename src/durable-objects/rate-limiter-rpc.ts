@@ -17,8 +17,10 @@ export interface RateLimiterRpc extends Rpc.DurableObjectBranded {
   ): Promise<Admission>;
   renew(clientId: string, id: string, want: number, revocationsSince: number): Promise<Renewal>;
   release(id: string, used: number): Promise<void>;
-  beginSignIn(key: string, limit?: number, origin?: SignInOrigin): Promise<SignInAttempt>;
-  signInSucceeded(account: string, origin?: SignInOrigin): Promise<void>;
+  beginSignIn(key: string, limit?: number, origin?: SignInOrigin, attempt?: string): Promise<SignInAttempt>;
+  signInSucceeded(account: string, origin?: SignInOrigin, attempt?: string): Promise<void>;
+  signInFailed(attempt: string): Promise<void>;
+  signInAbandoned(attempt: string): Promise<void>;
   redeemOnce(key: string, expiresAt: number, grant?: string | null, by?: RedemptionAttempt): Promise<Redemption>;
   commitRedemption(key: string, attempt: string): Promise<boolean>;
   releaseRedemption(key: string, attempt: string): Promise<void>;
@@ -81,7 +83,14 @@ export type Admission =
 /** A top-up of a held lease: more slots (possibly none) and a fresh policy, time and revocations. */
 export type Renewal = { outcome: "renewed"; lease: Lease } | { outcome: "ended" };
 
-export type SignInAttempt = { allowed: true } | { allowed: false; retryAfter: number };
+/**
+ * A sign-in attempt begun, or held off for `retryAfter` seconds. A `pending` password attempt
+ * counts as in progress until its caller settles it (signInFailed, signInSucceeded,
+ * signInAbandoned), and as a failure only once signInFailed says so; left unsettled it stops
+ * counting after a few seconds (password-throttle.ts). Without `pending` (a plain count, or a
+ * RateLimiter from before attempts were settled) it was counted as it began.
+ */
+export type SignInAttempt = { allowed: true; pending?: true } | { allowed: false; retryAfter: number };
 
 /**
  * Where a password sign-in comes from: the network (one IPv4 address, one IPv6 /64, or "unknown")

@@ -145,23 +145,39 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
   }
 
   /**
-   * Counts a sign-in attempt under `key` before its proof is checked; refused once `limit` have
+   * Begins a sign-in attempt under `key` before its proof is checked; refused once `limit` have
    * been counted in the window. With `origin` it is a password attempt for the account `key`,
-   * counted by the password throttle; without, a plain count (sign-in-counts.ts): sign-in links
+   * judged by the password throttle and, with `attempt`, pending until settled (signInFailed,
+   * signInSucceeded, signInAbandoned); without, a plain count (sign-in-counts.ts): sign-in links
    * mailed per network address, and the password attempts of a Worker from before networks were
-   * counted (a rolling deploy). signInSucceeded takes a password attempt back.
+   * counted (a rolling deploy). A repeated call for the same `attempt` begins nothing more.
    */
-  async beginSignIn(key: string, limit = SIGN_IN_FAILURE_LIMIT, origin?: SignInOrigin): Promise<SignInAttempt> {
-    return origin ? this.passwordThrottle.begin(key, limit, origin) : this.signInCounts.begin(key, limit);
+  async beginSignIn(
+    key: string,
+    limit = SIGN_IN_FAILURE_LIMIT,
+    origin?: SignInOrigin,
+    attempt?: string,
+  ): Promise<SignInAttempt> {
+    return origin ? this.passwordThrottle.begin(key, limit, origin, attempt) : this.signInCounts.begin(key, limit);
   }
 
   /**
    * The password was right (password-throttle.ts says what that takes back). Without `origin` (a
    * Worker from before networks were counted) the account's plain count is taken back.
    */
-  async signInSucceeded(account: string, origin?: SignInOrigin): Promise<void> {
-    if (origin) await this.passwordThrottle.succeeded(account, origin.network);
+  async signInSucceeded(account: string, origin?: SignInOrigin, attempt?: string): Promise<void> {
+    if (origin) await this.passwordThrottle.succeeded(account, origin.network, attempt);
     else this.signInCounts.takeBack(account);
+  }
+
+  /** The password of a pending attempt was wrong: it counts as a failure from now on. */
+  async signInFailed(attempt: string): Promise<void> {
+    await this.passwordThrottle.failed(attempt);
+  }
+
+  /** A pending attempt ended without an outcome (a platform fault): it counts no more. */
+  async signInAbandoned(attempt: string): Promise<void> {
+    this.passwordThrottle.abandoned(attempt);
   }
 
   /** Spends, or reserves, a one-time value (an exchange code, an assertion's jti): redemptions.ts. */

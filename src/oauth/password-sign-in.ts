@@ -6,9 +6,10 @@
  * account from all networks is slowed by a wait of at most a minute, never locked, so that nobody
  * can lock its owner out, and the owner's own networks are not slowed at all; each network is
  * held after many failures for any accounts (spraying). The figures are beside the counters
- * (durable-objects/password-throttle.ts). A right password takes the attempt back. A wrong password
- * and an unknown address are one outcome, so a failure never tells whether an address is
- * registered.
+ * (durable-objects/password-throttle.ts). The attempt is then settled there before the outcome is
+ * told: a wrong password counts as a failure, a right one clears the account's; one that a
+ * platform fault ends before then is abandoned and never counts. A wrong password and an unknown
+ * address are one outcome, so a failure never tells whether an address is registered.
  */
 import type { Context } from "hono";
 import { base64url } from "jose";
@@ -19,6 +20,7 @@ import { SIGN_IN_FAILURE_LIMIT } from "../durable-objects/password-throttle";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { SignInOrigin } from "../durable-objects/rate-limiter-rpc";
 import type { AppEnv } from "../env";
+import { platformFaultOf } from "../errors";
 import { clientNetwork } from "../http/ip";
 import { emailLookupKey } from "../schemas/email-address";
 import { verifyPassword } from "../security/password";
@@ -46,11 +48,29 @@ export async function signInWithPassword(
   const limiter = rateLimiterFor(c.env, clientId, c.get("timing"));
   const account = user ? `user:${user.id}` : await unknownAccountKey(email);
   const origin: SignInOrigin = { network: clientNetwork(c.req.raw), caller };
-  const attempt = await limiter.beginSignIn(account, SIGN_IN_FAILURE_LIMIT, origin);
-  if (!attempt.allowed) return { outcome: "throttled", retryAfter: attempt.retryAfter };
-  const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
-  if (!user || !passwordMatches) return { outcome: "wrong" };
-  await limiter.signInSucceeded(account, origin);
+  const attempt = crypto.randomUUID();
+  try {
+    const begun = await limiter.beginSignIn(account, SIGN_IN_FAILURE_LIMIT, origin, attempt);
+    if (!begun.allowed) return { outcome: "throttled", retryAfter: begun.retryAfter };
+    const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
+    if (!user || !passwordMatches) {
+      // Counted before it is told: a guess answered uncounted would be free.
+      if (begun.pending) await limiter.signInFailed(attempt);
+      return { outcome: "wrong" };
+    }
+    await limiter.signInSucceeded(account, origin, attempt);
+  } catch (error) {
+    // Nothing was told: the attempt counts no more. In the background, so that a stalled object
+    // costs the answer one deadline, not two; not abandoned, it lapses all the same. A platform
+    // fault was logged where it happened (platform/calls.ts); anything else is a bug.
+    const abandon = rateLimiterFor(c.env, clientId)
+      .signInAbandoned(attempt)
+      .catch((failure: unknown) => {
+        if (!platformFaultOf(failure)) console.error("sign-in attempt not abandoned:", failure);
+      });
+    c.executionCtx.waitUntil(abandon);
+    throw error;
+  }
   const refusal = REFUSED_USER_STATUSES[user.status];
   return refusal ? { outcome: "refused", refusal } : { outcome: "signed_in", user };
 }

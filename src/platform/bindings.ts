@@ -83,13 +83,6 @@ function reliableKV(kv: KVNamespace): KVNamespace {
   } as unknown as KVNamespace;
 }
 
-/**
- * RPC methods a retry could repeat with another effect than once. Every other RateLimiter method
- * lands the same when repeated (a one-time value carries its caller's attempt id), or errs
- * towards refusing (a call counted twice against a quota).
- */
-const NOT_REPEATABLE = new Set(["beginSignIn"]);
-
 function reliableNamespace<T extends Rpc.DurableObjectBranded>(
   namespace: DurableObjectNamespace<T>,
 ): DurableObjectNamespace<T> {
@@ -109,13 +102,11 @@ function reliableStub<Stub extends object>(stub: Stub): Stub {
       const member: unknown = Reflect.get(target, name);
       // `then` stays as it is (a stub is no thenable), and so do symbol-keyed members (dispose).
       if (typeof member !== "function" || typeof name !== "string" || name === "then") return member;
+      // Every RateLimiter method is safe to repeat: a one-time value or a password attempt carries
+      // its caller's attempt id, so a repeat lands as once; a request or a mailed link counted twice
+      // errs towards refusing.
       return (...args: unknown[]) =>
-        platformCall(
-          "Durable Object",
-          name,
-          !NOT_REPEATABLE.has(name),
-          () => Reflect.apply(member, target, args) as Promise<unknown>,
-        );
+        platformCall("Durable Object", name, true, () => Reflect.apply(member, target, args) as Promise<unknown>);
     },
   });
 }
