@@ -148,8 +148,14 @@ describe("DATA_PROTECTION_KEY missing or malformed", () => {
       client_id: webClient.id,
       redirect_uri: webClient.redirectUris[0]!,
     });
+    // A person's browser gets a page that says try again; the problem is for the operator's log.
     const login = await callWith(unset, `/oauth/authorize?${authorizeQuery}`);
-    await expectMisconfigured(login, "DATA_PROTECTION_KEY is not set");
+    expect(login.status).toBe(503);
+    expect(login.headers.get("Retry-After")).toBe("300");
+    expect(login.headers.get("Content-Type")).toMatch(/^text\/html/);
+    const page = await login.text();
+    expect(page).toContain("We could not finish this just now");
+    expect(page).not.toContain("DATA_PROTECTION_KEY");
     // A signed answer needs the client's sealed signing secret; a plain one needs no key of this kind.
     expect((await callWith(unset, "/api/2/clients", { headers: bearer(token) })).status).toBe(200);
     await expectMisconfigured(
