@@ -22,7 +22,8 @@
 import { openDatabase } from "./db/client";
 import { findKeyFingerprint, findSomeSealedSecret, recordKeyFingerprint } from "./db/queries/key-fingerprints";
 import type { Bindings } from "./env";
-import { platformFaultOf } from "./errors";
+import { logUnlessPlatformFault } from "./errors";
+import { recentFaults } from "./platform/health";
 import { signingKeysProblem } from "./oauth/tokens";
 import {
   dataProtectionKeyProblem,
@@ -86,6 +87,8 @@ async function dataProtectionVerdict(env: Bindings): Promise<Verdict> {
   const secret = env.DATA_PROTECTION_KEY;
   const problem = dataProtectionKeyProblem(secret);
   if (problem) return { problem, recheckAt: Infinity };
+  // While D1 fails, asking it would only hold the request up by another deadline.
+  if (recentFaults(Date.now()).includes("D1")) return { problem: null, recheckAt: Date.now() + RECHECK_MS };
   const db = openDatabase(env.DB);
   let recorded: string | null;
   try {
@@ -100,13 +103,10 @@ async function dataProtectionVerdict(env: Bindings): Promise<Verdict> {
     }
   } catch (err) {
     // Not a verdict on the key: the endpoints go on, and will fail on D1 by themselves if it is down.
-    // A platform fault was logged where it happened (platform/calls.ts); anything else is a bug.
-    if (!platformFaultOf(err)) {
-      console.error(
-        "configuration: the DATA_PROTECTION_KEY fingerprint could not be read; trying again in a minute:",
-        err instanceof Error ? err.message : String(err),
-      );
-    }
+    logUnlessPlatformFault(
+      "configuration: the DATA_PROTECTION_KEY fingerprint could not be read; trying again in a minute",
+      err,
+    );
     return { problem: null, recheckAt: Date.now() + RECHECK_MS };
   }
   if (recorded === null) return { problem: null, recheckAt: Date.now() + RECHECK_MS };

@@ -78,11 +78,7 @@ export class ConfigurationError extends ApiError {
  * request did may have cost the client anything it holds (docs/reliability.md).
  */
 export class PlatformUnavailable extends ApiError {
-  constructor(
-    readonly binding: string,
-    readonly kind: string,
-    retryAfterSeconds: number,
-  ) {
+  constructor(retryAfterSeconds: number) {
     super(503, "temporarily_unavailable", "The service is briefly unavailable; try again shortly", {
       "Retry-After": String(retryAfterSeconds),
     });
@@ -99,6 +95,25 @@ export function platformFaultOf(err: unknown): PlatformUnavailable | undefined {
   return cause instanceof PlatformUnavailable ? cause : undefined;
 }
 
+/**
+ * What may be logged of an error: its stack, or for one that wraps another (drizzle's
+ * DrizzleQueryError, whose message holds the query's parameters: e-mail addresses, hashes) its
+ * name and its cause's stack. Never a message a query's values could be in.
+ */
+export function loggable(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  if (err.cause instanceof Error) return `${err.name}, caused by ${err.cause.stack ?? err.cause.message}`;
+  return err.stack ?? err.message;
+}
+
+/**
+ * Logs an error that is not the platform's (`what` says what failed): a platform fault was
+ * logged once where it happened (platform/calls.ts), and is not logged again.
+ */
+export function logUnlessPlatformFault(what: string, err: unknown): void {
+  if (!platformFaultOf(err)) console.error(`${what}:`, loggable(err));
+}
+
 /** The two OAuth failures the grants raise most (RFC 6749 §5.2). */
 export const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
 export const invalidRequest = (description: string) => new OAuthError(400, "invalid_request", description);
@@ -111,6 +126,6 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof HTTPException && err.status < 500) {
     return new ApiError(err.status, "invalid_request", "Malformed request");
   }
-  console.error("unhandled error", err instanceof Error ? (err.stack ?? err.message) : String(err));
+  console.error("unhandled error", loggable(err));
   return new ApiError(500, "server_error", "Internal server error");
 }

@@ -11,7 +11,7 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { platformFaultOf } from "../errors";
+import { logUnlessPlatformFault } from "../errors";
 import { ipAllowed } from "../http/ip";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 import { rateLimiterFor } from "./rate-limiter";
@@ -249,10 +249,8 @@ function renewInBackground(c: Context<AppEnv>, clientId: string, state: ClientSt
   c.executionCtx.waitUntil(renewal);
 }
 
-/** A platform fault was logged where it happened (platform/calls.ts); anything else is a bug. */
 function logFailure(what: "renewal" | "release", error: unknown): void {
-  if (platformFaultOf(error)) return;
-  console.error(`rate limiter lease ${what} failed:`, error instanceof Error ? error.message : String(error));
+  logUnlessPlatformFault(`rate limiter lease ${what} failed`, error);
 }
 
 /**

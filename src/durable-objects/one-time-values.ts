@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { OAuthError, platformFaultOf } from "../errors";
+import { logUnlessPlatformFault, OAuthError } from "../errors";
 import { rateLimiterFor } from "./rate-limiter";
 import type { Redemption } from "./rate-limiter-rpc";
 
@@ -55,12 +55,9 @@ export async function redeem<T>(
   } catch (error) {
     // In the background, so that a stalled object costs the answer one deadline, not two; the
     // client retries after Retry-After. Not released, the value stays held until its hold lapses.
-    // A platform fault was logged where it happened (platform/calls.ts); anything else is a bug.
     const release = rateLimiterFor(c.env, clientId)
       .releaseRedemption(key, attempt)
-      .catch((failure: unknown) => {
-        if (!platformFaultOf(failure)) console.error("one-time value not released:", failure);
-      });
+      .catch((failure: unknown) => logUnlessPlatformFault("one-time value not released", failure));
     c.executionCtx.waitUntil(release);
     throw error;
   }

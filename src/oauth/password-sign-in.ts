@@ -20,7 +20,7 @@ import { SIGN_IN_FAILURE_LIMIT } from "../durable-objects/password-throttle";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { SignInOrigin } from "../durable-objects/rate-limiter-rpc";
 import type { AppEnv } from "../env";
-import { platformFaultOf } from "../errors";
+import { logUnlessPlatformFault } from "../errors";
 import { clientNetwork } from "../http/ip";
 import { emailLookupKey } from "../schemas/email-address";
 import { verifyPassword } from "../security/password";
@@ -61,13 +61,10 @@ export async function signInWithPassword(
     await limiter.signInSucceeded(account, origin, attempt);
   } catch (error) {
     // Nothing was told: the attempt counts no more. In the background, so that a stalled object
-    // costs the answer one deadline, not two; not abandoned, it lapses all the same. A platform
-    // fault was logged where it happened (platform/calls.ts); anything else is a bug.
+    // costs the answer one deadline, not two; not abandoned, it lapses all the same.
     const abandon = rateLimiterFor(c.env, clientId)
       .signInAbandoned(attempt)
-      .catch((failure: unknown) => {
-        if (!platformFaultOf(failure)) console.error("sign-in attempt not abandoned:", failure);
-      });
+      .catch((failure: unknown) => logUnlessPlatformFault("sign-in attempt not abandoned", failure));
     c.executionCtx.waitUntil(abandon);
     throw error;
   }

@@ -11,34 +11,48 @@ export type BindingName = "D1" | "KV" | "Durable Object" | "Queue";
 /**
  * - `transient`: the platform failed this call (connection lost, an object reset); repeating a
  *   call that is safe to repeat may work at once.
+ * - `unrepeatable`: the platform failed this call and says not to repeat it (`retryable: false`).
  * - `overloaded`: the platform is shedding load; repeating now adds to it.
  * - `timeout`: no answer within the call's deadline (calls.ts); the object behind it is likely
  *   resetting, which takes longer than a request can wait.
  */
-export type FaultKind = "transient" | "overloaded" | "timeout";
+export type FaultKind = "transient" | "unrepeatable" | "overloaded" | "timeout";
 
 /**
- * What D1 and Durable Objects say when they fail (D1 also inside the RateLimiter, whose errors
- * reach the Worker with their message): the connection, a reset object, a platform error.
+ * What D1 says when it fails (also inside the RateLimiter, whose D1 errors reach the Worker with
+ * their message and no flags): the connection, a reset object, an internal error.
  */
 const TRANSIENT_MESSAGES =
   /network connection lost|object to be reset|reset because its code was updated|exceeded its memory limit|internal error|transient issue|storage operation exceeded timeout|durable object reset/i;
 const OVERLOADED_MESSAGES = /overloaded|too many requests queued/i;
+/** The HTTP status a KV or queue error names (`KV PUT failed: 413 Payload Too Large`). */
+const HTTP_STATUS = /\b([45]\d\d)\b/;
 /** Errors thrown on the caller's side for a malformed call: bugs, never faults. */
 const CALLER_ERRORS = [TypeError, RangeError, SyntaxError];
 
 /**
  * The kind of fault `error` is for a call to `binding`, or null when it is no fault of the
- * platform. The Durable Object runtime flags its own (`retryable`, `overloaded`); KV and Queues
- * fail only on the platform's side once a call is well formed, so any error but a caller's is one.
+ * platform. The Durable Object runtime flags its own errors (`retryable`, `overloaded`) and its
+ * flags are trusted (`retryable: false` is never repeated); an error without them is judged by
+ * its message. KV and queues name the HTTP
+ * status they met: a 5xx is transient, a 429 is load, any other 4xx a malformed call (a bug);
+ * without a status, any error of theirs but a caller's is a fault.
  */
 export function faultKind(binding: BindingName, error: unknown): FaultKind | null {
   if (!(error instanceof Error)) return null;
-  const flags = error as { retryable?: unknown; overloaded?: unknown };
-  if (flags.overloaded === true || OVERLOADED_MESSAGES.test(error.message)) return "overloaded";
-  if (flags.retryable === true || TRANSIENT_MESSAGES.test(error.message)) return "transient";
-  if ((binding === "KV" || binding === "Queue") && !CALLER_ERRORS.some((type) => error instanceof type)) {
-    return "transient";
-  }
-  return null;
+  const { retryable, overloaded } = error as { retryable?: unknown; overloaded?: unknown };
+  if (overloaded === true) return "overloaded";
+  if (retryable === true) return "transient";
+  if (binding === "KV" || binding === "Queue") return storageServiceFault(error);
+  if (OVERLOADED_MESSAGES.test(error.message)) return "overloaded";
+  if (!TRANSIENT_MESSAGES.test(error.message)) return null;
+  return retryable === false ? "unrepeatable" : "transient";
+}
+
+function storageServiceFault(error: Error): FaultKind | null {
+  if (CALLER_ERRORS.some((type) => error instanceof type)) return null;
+  const status = HTTP_STATUS.exec(error.message)?.[1];
+  if (status === undefined) return OVERLOADED_MESSAGES.test(error.message) ? "overloaded" : "transient";
+  if (status === "429") return "overloaded";
+  return status.startsWith("5") ? "transient" : null;
 }

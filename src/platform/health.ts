@@ -6,7 +6,7 @@
 import type { BindingName } from "./faults";
 
 /** How long one failed call keeps the isolate's status off `up`. */
-export const RECENT_FAULT_MS = 60_000;
+const RECENT_FAULT_MS = 60_000;
 
 const lastFault = new Map<BindingName, number>();
 
