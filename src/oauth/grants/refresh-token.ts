@@ -36,14 +36,26 @@ export const refreshTokenGrant: Grant = async (request) => {
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
 
   const successor = await newRefreshToken(c.env, now);
-  const rotate = presented.revoked === null ? rotateRefreshToken : replaceUnusedSuccessor;
-  // False for a racing redemption that got there first, or a successor already used or revoked: reuse.
-  if (!(await rotate(db, presented, successor))) return refuseReuse(request, presented.family);
-  return tokenResponse(
+  // Signed before anything is written: a signing key that fails (a 503 while misconfigured) must
+  // not leave behind a rotation whose successor the client never got.
+  const response = await tokenResponse(
     request,
     { kind: "user", userId: presented.userId, grant: presented.family },
     { user_id: String(presented.userId), is_admin: false, refresh_token: successor.token },
   );
+  if (presented.revoked !== null) {
+    // Within the window: the unused successor is replaced; none left unused and unrevoked is reuse.
+    if (!(await replaceUnusedSuccessor(db, presented, successor))) return refuseReuse(request, presented.family);
+    return response;
+  }
+  if (await rotateRefreshToken(db, presented, successor)) return response;
+  // Revoked since it was read: by a rotation racing this one (a client's retry racing its own
+  // first request), which the window covers as if it had come after; by anything else, reuse.
+  const rotatedSince = (await findRefreshTokenForRotation(db, presented.tokenHash))?.token;
+  if (!rotatedSince || !inRotationGrace(rotatedSince, now)) return refuseReuse(request, presented.family);
+  const replacement = await newRefreshToken(c.env, now);
+  if (!(await replaceUnusedSuccessor(db, rotatedSince, replacement))) return refuseReuse(request, presented.family);
+  return { ...response, refresh_token: replacement.token };
 };
 
 /** Reuse: the grant ends, its refresh and access tokens with it (RFC 9700 §4.14.2). */
