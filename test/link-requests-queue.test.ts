@@ -35,11 +35,11 @@ describe("the link requests' queue consumer", () => {
     expect(errors.mock.calls.map(String).join("\n")).toContain("not a link request");
   });
 
-  it("retries a request that failed on the platform, mailing nothing yet", async () => {
+  it("retries a request that failed on the platform, mailing nothing yet; the fault is logged once, by the platform layer", async () => {
     const client = await createClient({ grantTypes: ["client_credentials", "authorization_code"] });
     const email = `retried-${crypto.randomUUID()}@example.org`;
     const mail = mailbox();
-    vi.spyOn(console, "error").mockImplementation(() => {});
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const result = await consumeLinkRequests(
       [linkRequest(client.id, email)],
       faultyEnv({ DB: { kind: "outage" } }).env,
@@ -47,5 +47,6 @@ describe("the link requests' queue consumer", () => {
     expect(result.retried).toEqual(["m0"]);
     expect(result.acked).toEqual([]);
     expect(mail.printed()).not.toContain(email);
+    expect(errors.mock.calls.map(String)).toEqual([expect.stringMatching(/^platform fault: D1 /)]);
   });
 });

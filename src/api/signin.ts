@@ -75,6 +75,7 @@ export const signinRoutes = new Hono<AppEnv>().post(
         authorization: linkAuthorization(client.id, form.redirectUri),
       },
       nowInSeconds(),
+      c.executionCtx,
     );
     switch (outcome.outcome) {
       case "blocked":

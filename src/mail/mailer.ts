@@ -10,13 +10,15 @@
  *
  * Every mail gets a row and a `sent` or `failed` event in one batch, whatever the provider said,
  * so a failure is never lost; the caller decides what to answer, never a 500. A mail that went
- * out is answered as sent whatever its record meets (docs/reliability.md).
+ * out is answered as sent whatever its record meets (docs/reliability.md): the record is a D1
+ * write, tried once like any other, and one that fails leaves that mail out of the history.
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import { base64url } from "jose";
 import type { Database } from "../db/client";
 import { mailRecord } from "../db/queries/mails";
 import type { Bindings } from "../env";
+import { loggable, platformFaultOf } from "../errors";
 import { CALL_DEADLINE_MS } from "../platform/calls";
 
 export type Message = {
@@ -28,22 +30,21 @@ export type Message = {
 
 /**
  * What else the mail's record writes, in its batch, by whether the mail went out: the sender's own
- * state (a sign-in link marked mailed, or withdrawn). Statements that land once however often they
- * run, as the record is written twice when its first answer is lost.
+ * state (a sign-in link marked mailed, or withdrawn).
  */
 export type RecordedWith = { whenSent: BatchItem<"sqlite">[]; whenFailed: BatchItem<"sqlite">[] };
 
 const SENDER = { name: "Accounts", email: "no-reply@accounts.example.com" };
 /** How long a provider has to answer before the mail counts as failed. */
 const PROVIDER_TIMEOUT_MS = 10_000;
-/** The longest sendMail takes: the provider's time, and the record tried twice. */
-export const MAIL_SENDING_SECONDS = Math.ceil((PROVIDER_TIMEOUT_MS + 2 * CALL_DEADLINE_MS) / 1000);
+/** The longest sendMail takes: the provider's time, and the record's. */
+export const MAIL_SENDING_SECONDS = Math.ceil((PROVIDER_TIMEOUT_MS + CALL_DEADLINE_MS) / 1000);
 
 type Delivery = { sent: true } | { sent: false; reason: string };
 
 /**
  * Sends the message and records it (with `recordedWith`); answers whether it went out. Once the
- * mail is out nothing throws: a record that fails is tried once more, then logged.
+ * mail is out nothing throws: a record that fails is logged.
  */
 export async function sendMail(
   env: Bindings,
@@ -66,23 +67,17 @@ export async function sendMail(
     // The mail's own id in the history; never the sign-in token the mail carries.
     token: base64url.encode(crypto.getRandomValues(new Uint8Array(16))),
   };
-  const record = () =>
-    db.batch([
+  try {
+    await db.batch([
       ...mailRecord(db, mail, delivery.sent ? "sent" : "failed"),
       ...(delivery.sent ? recordedWith.whenSent : recordedWith.whenFailed),
     ]);
-  try {
-    await record();
-  } catch {
-    // A D1 write is not retried by the platform layer (its answer may be lost after it landed);
-    // this batch lands once however often it runs, so one more try costs nothing.
-    try {
-      await record();
-    } catch (second) {
-      if (!delivery.sent) throw second;
-      // The mail is out: its answer is "sent", or a retry would mail again.
-      console.error(`mail ${message.template} sent but not recorded: ${errorName(second)}`);
-    }
+  } catch (err) {
+    if (!delivery.sent) throw err;
+    // The mail is out: its answer is "sent", or a retry would mail again. A platform fault was
+    // logged where it happened; what this one cost is said here, and a bug's stack.
+    const notRecorded = `mail ${message.template} sent but not recorded`;
+    console.error(platformFaultOf(err) ? notRecorded : `${notRecorded}: ${loggable(err)}`);
   }
   return delivery.sent;
 }
@@ -111,11 +106,4 @@ async function deliver(env: Bindings, from: { name: string; email: string }, mes
   } catch (err) {
     return { sent: false, reason: `the provider could not be reached (${(err as Error).name})` };
   }
-}
-
-/** An error's name and its cause's, never its message (a failed query's message holds its values). */
-function errorName(err: unknown): string {
-  const cause = (err as { cause?: unknown } | null)?.cause;
-  const name = err instanceof Error ? err.name : "error";
-  return cause instanceof Error ? `${name} (${cause.name})` : name;
 }

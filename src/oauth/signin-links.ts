@@ -9,11 +9,12 @@
  * made for a link of the API), which asks for consent where the client needs it, so a link never
  * connects a user to a client the user has not approved.
  *
- * A storage call may fail, or land and lose its answer (docs/reliability.md): a link is mailed
- * and recorded or neither, and the client's retry works at once. Asking: the link's row is
- * written before the mail and marked mailed in the mail's record; only a mailed row holds the
- * next request back. Using: the row is claimed for the browser that confirms it, which may try
- * again until its answer is out.
+ * A storage call may fail, or land and lose its answer (docs/reliability.md). Asking: the link's
+ * row is written before the mail and marked mailed in the mail's record; a link whose mail did
+ * not go out is withdrawn, so the client's retry works at once, and one whose mail went out is
+ * answered as sent whatever its record meets. A mailed row holds the next request back for the
+ * minute, an unmailed one only while its mail may still be going out. Using: the row is claimed
+ * for the browser that confirms it, which may try again until its answer is out.
  */
 import type { Context } from "hono";
 import type { Database } from "../db/client";
@@ -36,6 +37,8 @@ import {
 } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv, Bindings } from "../env";
+import { logUnlessPlatformFault, platformFaultOf } from "../errors";
+import { nowInSeconds } from "../http/datetime";
 import {
   findSignInLink,
   newSignInToken,
@@ -44,6 +47,7 @@ import {
   storeSignInLink,
 } from "../kv/signin-links";
 import { MAIL_SENDING_SECONDS, sendMail } from "../mail/mailer";
+import { CALL_DEADLINE_MS } from "../platform/calls";
 import type { Locale } from "../pages/locale";
 import { SIGNIN_MAIL } from "../pages/messages";
 import { isRegisteredRedirectUri } from "./redirect-uri";
@@ -58,13 +62,16 @@ import { hashSecret } from "../security/data-protection";
 const SIGNIN_RESEND_SECONDS = 60;
 /**
  * A row not yet marked mailed holds a new request back (503 with Retry-After) only while its mail
- * may still be being sent (MAIL_SENDING_SECONDS after it was made): else two requests at once
- * would both mail. A retry cannot be told from another request, so a request that fails before
- * its mail went out withdraws its row (replaceOrWithdraw, and the mail's failed record): a retry
- * after any one fault works at once; only a request that died without a word, or failed twice
- * over, holds the next back, for those seconds at most.
+ * may still be being sent: else two requests at once would both mail. It is counted from just
+ * before the row's write (its `created`): that write, the mail and its record, and a second more
+ * as `created` is in whole seconds. A retry cannot be told from another request, so a request
+ * that fails before its mail went out withdraws its row (withdrawInBackground): a retry after any
+ * one fault works at once; only a request that died without a word, or failed twice over, holds
+ * the next back, for those seconds at most.
  */
-const UNMAILED_HOLD_SECONDS = MAIL_SENDING_SECONDS;
+const UNMAILED_HOLD_SECONDS = Math.ceil(CALL_DEADLINE_MS / 1000) + MAIL_SENDING_SECONDS + 1;
+/** The address's unique index refusing a second user of it (D1's words). */
+const ADDRESS_TAKEN = "UNIQUE constraint failed: user_emails.value";
 const MAX_TOKEN_LENGTH = 64;
 
 export type LinkRequest = {
@@ -88,6 +95,12 @@ export function linkAuthorization(clientId: string, redirectUri: string): Record
 }
 
 /**
+ * Where work that must not hold the answer back runs: the request's `waitUntil`, or the queue
+ * consumer's batch.
+ */
+export type Background = Pick<ExecutionContext, "waitUntil">;
+
+/**
  * `unverified`: the address is a user's, neither primary nor verified, so it gets no link.
  * `sending`: the user's last link is still being mailed; ask again in `retryAfter` seconds.
  */
@@ -95,11 +108,16 @@ export type LinkRequestOutcome =
   | { outcome: "sent" | "blocked" | "refused" | "unverified" | "too_soon" | "not_sent" }
   | { outcome: "sending"; retryAfter: number };
 
+/**
+ * Makes and mails a link, unless the address gets none or its subject's last link holds. `now`:
+ * when it was asked for; the link's lifetime and its mail count from it.
+ */
 export async function requestSignInLink(
   env: Bindings,
   db: Database,
   request: LinkRequest,
   now: number,
+  background: Background,
 ): Promise<LinkRequestOutcome> {
   const owner = await findAddressOwner(db, request.email);
   if (owner) {
@@ -123,52 +141,55 @@ export async function requestSignInLink(
     expires,
     authorization: request.authorization,
   });
-  const held = await replaceOrWithdraw(db, { subject, tokenHash, created: now, expires }, now);
-  if (held?.mailed === null) {
-    return { outcome: "sending", retryAfter: Math.max(1, held.created + UNMAILED_HOLD_SECONDS - now) };
-  }
-  if (held) return { outcome: "too_soon" };
+  const created = nowInSeconds();
+  try {
+    const held = await replaceSigninRequest(
+      db,
+      { subject, tokenHash, created, expires },
+      { mailedAfter: created - SIGNIN_RESEND_SECONDS, madeAfter: created - UNMAILED_HOLD_SECONDS },
+    );
+    if (held?.mailed === null) {
+      return { outcome: "sending", retryAfter: Math.max(1, held.created + UNMAILED_HOLD_SECONDS - created) };
+    }
+    if (held) return { outcome: "too_soon" };
 
-  const mail = SIGNIN_MAIL[request.locale];
-  const url = `${env.BASE_URL}/oauth/signin?token=${token}`;
-  const sent = await sendMail(
-    env,
-    db,
-    {
-      template: "signin",
-      to: { email: request.email, name: owner?.user.displayName ?? null, userId: owner?.user.id ?? null },
-      subject: mail.subject(request.client.name),
-      text: mail.text(request.client.name, url, request.context),
-    },
-    now,
-    {
-      whenSent: [markSigninRequestMailed(db, subject, tokenHash, now)],
-      whenFailed: [withdrawSigninRequest(db, subject, tokenHash)],
-    },
-  );
-  return { outcome: sent ? "sent" : "not_sent" };
+    const mail = SIGNIN_MAIL[request.locale];
+    const url = `${env.BASE_URL}/oauth/signin?token=${token}`;
+    const sent = await sendMail(
+      env,
+      db,
+      {
+        template: "signin",
+        to: { email: request.email, name: owner?.user.displayName ?? null, userId: owner?.user.id ?? null },
+        subject: mail.subject(request.client.name),
+        text: mail.text(request.client.name, url, request.context),
+      },
+      now,
+      {
+        whenSent: [markSigninRequestMailed(db, subject, tokenHash, now)],
+        whenFailed: [withdrawSigninRequest(db, subject, tokenHash)],
+      },
+    );
+    return { outcome: sent ? "sent" : "not_sent" };
+  } catch (err) {
+    // The row's write or the failed mail's record: nothing went out (sendMail throws only then).
+    withdrawInBackground(background, db, subject, tokenHash);
+    throw err;
+  }
 }
 
 /**
- * Makes the link its subject's live one (replaceSigninRequest). When the write fails, its answer
- * may have been lost after it landed: the row is withdrawn, so that it holds no retry back as a
- * link being mailed (best effort: a withdrawal that fails too is logged by the platform layer, and
- * the row then holds the next request for UNMAILED_HOLD_SECONDS at most).
+ * Withdraws the row of a request that failed before its mail went out (its write may have landed
+ * with its answer lost), so that it holds no retry back as a link being mailed. In the background:
+ * a stalled D1 costs the answer one deadline, not two. Not withdrawn, the row holds the next
+ * request for UNMAILED_HOLD_SECONDS at most.
  */
-async function replaceOrWithdraw(
-  db: Database,
-  request: { subject: string; tokenHash: string; created: number; expires: number },
-  now: number,
-) {
-  try {
-    return await replaceSigninRequest(db, request, {
-      mailedAfter: now - SIGNIN_RESEND_SECONDS,
-      madeAfter: now - UNMAILED_HOLD_SECONDS,
-    });
-  } catch (err) {
-    await withdrawSigninRequest(db, request.subject, request.tokenHash).catch(() => undefined);
-    throw err;
-  }
+function withdrawInBackground(background: Background, db: Database, subject: string, tokenHash: string) {
+  background.waitUntil(
+    withdrawSigninRequest(db, subject, tokenHash).catch((err: unknown) =>
+      logUnlessPlatformFault("sign-in link's row not withdrawn", err),
+    ),
+  );
 }
 
 export type LinkState =
@@ -224,8 +245,7 @@ export async function useSignInLink(c: Context<AppEnv>, token: string, claim: st
     withdrawSigninRequest(db, link.subject, claim).then(
       () => undefined,
       // The claim then lapses with the link: until then only this browser could repeat the use.
-      (err: unknown) =>
-        console.error(`sign-in link's claim kept until it expires: ${err instanceof Error ? err.name : "error"}`),
+      (err: unknown) => logUnlessPlatformFault("sign-in link's claim kept until it expires", err),
     );
   return { outcome: "used", link, userId, merchantId: parties.client.merchantId, done };
 }
@@ -289,10 +309,17 @@ async function signInUser(db: Database, email: string, owner: AddressOwner | und
   } catch (err) {
     // Landed with its answer lost, or refused by the address's unique index as another request of
     // this use made the user first: either way the user is there now. Anything else is thrown.
+    if (!platformFaultOf(err) && !isAddressTaken(err)) throw err;
     const made = await findAddressOwner(db, email);
     if (!made) throw err;
     return made.user.id;
   }
+}
+
+/** Whether `err` is, or wraps (drizzle's DrizzleQueryError), the address's unique index refusing a second user. */
+function isAddressTaken(err: unknown): boolean {
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return [err, cause].some((e) => e instanceof Error && e.message.includes(ADDRESS_TAKEN));
 }
 
 /**

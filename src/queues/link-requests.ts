@@ -11,8 +11,9 @@
 import { type Database, openDatabase } from "../db/client";
 import { findClient } from "../db/queries/clients";
 import type { Bindings } from "../env";
+import { logUnlessPlatformFault } from "../errors";
 import { nowInSeconds } from "../http/datetime";
-import { requestSignInLink } from "../oauth/signin-links";
+import { type Background, requestSignInLink } from "../oauth/signin-links";
 import { pageLocale } from "../pages/locale";
 import { type LinkRequestMessage, linkRequestMessageSchema } from "../schemas/link-request";
 
@@ -22,6 +23,10 @@ export async function queueLinkRequest(env: Bindings, request: LinkRequestMessag
 
 export async function makeQueuedLinks(batch: MessageBatch<unknown>, env: Bindings): Promise<void> {
   const db = openDatabase(env.DB);
+  // What a request leaves to finish after it (a failed request's row withdrawn) runs alongside
+  // the next messages; the batch is done when it is.
+  const unfinished: Promise<unknown>[] = [];
+  const background: Background = { waitUntil: (work) => unfinished.push(work) };
   for (const message of batch.messages) {
     const parsed = linkRequestMessageSchema.safeParse(message.body);
     if (!parsed.success) {
@@ -31,18 +36,24 @@ export async function makeQueuedLinks(batch: MessageBatch<unknown>, env: Binding
       continue;
     }
     try {
-      const retryAfter = await makeLink(env, db, parsed.data);
+      const retryAfter = await makeLink(env, db, parsed.data, background);
       if (retryAfter === null) message.ack();
       else message.retry({ delaySeconds: retryAfter });
     } catch (err) {
-      console.error(`sign-in link not made, to be retried: ${err instanceof Error ? err.name : "error"}`);
+      logUnlessPlatformFault("sign-in link not made, to be retried", err);
       message.retry();
     }
   }
+  await Promise.all(unfinished);
 }
 
 /** Makes and mails the link a message asks for; answers null when done, else the seconds to wait before trying again. */
-async function makeLink(env: Bindings, db: Database, request: LinkRequestMessage): Promise<number | null> {
+async function makeLink(
+  env: Bindings,
+  db: Database,
+  request: LinkRequestMessage,
+  background: Background,
+): Promise<number | null> {
   const { clientId, locale, ...link } = request;
   const client = await findClient(db, clientId);
   if (!client) return null;
@@ -51,6 +62,7 @@ async function makeLink(env: Bindings, db: Database, request: LinkRequestMessage
     db,
     { ...link, client, locale: pageLocale(locale, undefined), context: null },
     nowInSeconds(),
+    background,
   );
   if (made.outcome === "sending") return made.retryAfter;
   if (made.outcome === "not_sent") console.warn("sign-in link not sent: the mail failed");

@@ -18,14 +18,14 @@ import { BASE } from "./base";
 /**
  * - `outage`: every call fails.
  * - `once`: the first call fails, the rest go through (what one retry gets past).
- * - `stall`: every call hangs and never answers.
+ * - `stall`: every call (from call `from`, 1 unless told) hangs and never answers.
  * - `nth`: call `n` (from 1) fails; `applied` says whether it did its work first (its answer is
  *   lost) or failed before doing anything.
  */
 export type Fault =
   | { kind: "outage"; error?: () => Error }
   | { kind: "once"; error?: () => Error }
-  | { kind: "stall" }
+  | { kind: "stall"; from?: number }
   | { kind: "nth"; n: number; applied: boolean; error?: () => Error };
 
 export type BindingName = "DB" | "CODES" | "RATE_LIMITER" | "LINK_REQUESTS";
@@ -98,6 +98,7 @@ function caller(fault: Fault | undefined, defaultError: () => Error, count: Call
       case "once":
         return n === 1 ? fail(fault.error) : work();
       case "stall":
+        if (n < (fault.from ?? 1)) return work();
         count.failed += 1;
         return new Promise<never>(() => {});
       case "nth":

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, notExists, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { mailEvents, mails, userClients, userEmails, users } from "../schema";
 
@@ -60,12 +60,12 @@ export async function listMails(db: Database, userId: number, limit: number) {
 }
 
 /**
- * A mail and its first event, as batch statements that land once however often they run (the
- * mail's token is unique): a record whose answer was lost can be written again.
+ * A mail and its first event, as batch statements: the event finds its mail by the mail's token
+ * (unique), as a batch hands no id from one statement to the next.
  */
 export function mailRecord(db: Database, mail: typeof mails.$inferInsert, event: string) {
   return [
-    db.insert(mails).values(mail).onConflictDoNothing({ target: mails.token }),
+    db.insert(mails).values(mail),
     db.insert(mailEvents).select(
       db
         .select({
@@ -75,12 +75,7 @@ export function mailRecord(db: Database, mail: typeof mails.$inferInsert, event:
           timestamp: sql<number>`${mail.created}`.as("timestamp"),
         })
         .from(mails)
-        .where(
-          and(
-            eq(mails.token, mail.token),
-            notExists(db.select({ id: mailEvents.id }).from(mailEvents).where(eq(mailEvents.mailId, mails.id))),
-          ),
-        ),
+        .where(eq(mails.token, mail.token)),
     ),
   ] as const;
 }
