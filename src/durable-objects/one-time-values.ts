@@ -20,18 +20,19 @@ import type { Redemption } from "./rate-limiter-rpc";
  */
 export type OneTimeValue = { key: string; expiresAt: number; grant: string | null; reserve: boolean };
 
-/**
- * `redeemed` with what `start` made; `replayed` with the grant to revoke: the first redemption's,
- * or this attempt's own when another attempt took the value over while this one was still writing.
- */
+/** `redeemed` with what `start` made; `replayed` with the grant the first redemption started, to revoke. */
 export type Redeemed<T> =
   { outcome: "redeemed"; started: T } | { outcome: "expired" } | { outcome: "replayed"; grant: string | null };
 
 /**
  * Redeems `value`, one of `clientId`'s, for what `start` makes (tokens, a session). A value another
  * attempt holds is a 503 with Retry-After, refused without revoking anything: that attempt may be
- * this client's own, still writing or failed with its release lost (its hold then lapses). The
- * RateLimiter judges expiry after replay, so a replayed value is told as such, not as expired.
+ * this client's own, still writing or failed with its release lost (its hold then lapses). So is
+ * this attempt's own redemption when its hold lapsed before `start` was done: its commit is
+ * refused, as another attempt may have taken the value over, and only one may answer with what it
+ * started. The value is released: the retry redeems it, or finds it replayed by the attempt that
+ * took it over and revokes what that one started. The RateLimiter judges expiry after replay, so
+ * a replayed value is told as such, not as expired.
  */
 export async function redeem<T>(
   c: Context<AppEnv>,
@@ -49,8 +50,10 @@ export async function redeem<T>(
       const started = await start();
       // A value spent at once (a RateLimiter from before reservations spends every value so) has
       // nothing to commit.
-      const committed = redemption.outcome === "redeemed" || (await limiter.commitRedemption(key, attempt));
-      return committed ? { outcome: "redeemed", started } : { outcome: "replayed", grant };
+      if (redemption.outcome === "reserved" && !(await limiter.commitRedemption(key, attempt))) {
+        throw redemptionUnfinished(1);
+      }
+      return { outcome: "redeemed", started };
     }
   } catch (error) {
     // In the background, so that a stalled object costs the answer one deadline, not two; the
@@ -61,10 +64,13 @@ export async function redeem<T>(
     c.executionCtx.waitUntil(release);
     throw error;
   }
-  if (redemption.outcome === "held") {
-    throw new OAuthError(503, "temporarily_unavailable", "The code is being redeemed; try again shortly", {
-      "Retry-After": String(redemption.retryAfter),
-    });
-  }
+  if (redemption.outcome === "held") throw redemptionUnfinished(redemption.retryAfter);
   return redemption;
+}
+
+/** A redemption that cannot be answered now: the client's retry, after `retryAfter` seconds, can be. */
+function redemptionUnfinished(retryAfter: number): OAuthError {
+  return new OAuthError(503, "temporarily_unavailable", "The code is being redeemed; try again shortly", {
+    "Retry-After": String(retryAfter),
+  });
 }

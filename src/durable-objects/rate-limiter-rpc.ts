@@ -109,8 +109,15 @@ export type Revocation = { jti: string; expiresAt: number } | { grant: string; e
 
 /**
  * Who spends a one-time value: the request's attempt `id`, which its repeated calls share. With
- * `reserve` the value is held for it until it commits it (commitRedemption); without, it is spent
- * at once. An attempt that fails before it answers lets the value go (releaseRedemption).
+ * `reserve` the value is held for it while it writes what the value starts, and spent when it
+ * commits it (commitRedemption) before the hold lapses; once it has lapsed the commit is refused,
+ * whether or not another attempt has taken the value over, so that only one attempt answers.
+ * Without `reserve` it is spent at once. An attempt that fails before it answers (a refused
+ * commit among its failures) lets the value go (releaseRedemption). During a rolling deploy, a
+ * RateLimiter from before lapsed commits were refused refuses one only when another attempt took
+ * the value over (still one answer); an isolate from before takes a refused commit for a replay:
+ * it revokes its own grant and answers invalid_grant without releasing the value, so that a
+ * taker's grant stays live unless a later replay revokes it, as it did before.
  */
 export type RedemptionAttempt = { id: string; reserve: boolean };
 

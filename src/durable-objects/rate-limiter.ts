@@ -190,7 +190,7 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
     return this.redemptions.redeemOnce(key, expiresAt, grant, by);
   }
 
-  /** Spends the value `attempt` reserved, once what it starts is written; false when another attempt took it over. */
+  /** Spends the value `attempt` reserved, once what it starts is written; false once its hold has lapsed. */
   async commitRedemption(key: string, attempt: string): Promise<boolean> {
     return this.redemptions.commit(key, attempt);
   }

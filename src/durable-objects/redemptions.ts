@@ -17,10 +17,11 @@ import type { Redemption, RedemptionAttempt } from "./rate-limiter-rpc";
  */
 const REDEMPTION_KEPT_AFTER_EXPIRY_MS = 60_000;
 /**
- * How long a reservation holds a value for its attempt: longer than a request takes from the
- * reservation to its commit (a read, a write and the commit, each within the platform's 3 s
- * deadline), yet a third of a code's 30 s, so that a client whose attempt failed and whose release
- * was lost too can still redeem the code once the hold has lapsed.
+ * How long a reservation holds a value for its attempt, and how long the attempt has to commit
+ * it: longer than a request takes from the reservation to its commit (a read, a write and the
+ * commit, each within the platform's 3 s deadline), yet a third of a code's 30 s, so that a client
+ * whose attempt failed and whose release was lost too can still redeem the code once the hold
+ * has lapsed.
  */
 export const RESERVATION_HOLD_MS = 10_000;
 
@@ -49,8 +50,9 @@ export class Redemptions implements ExpiringRecords {
    * a value whose record is gone can never be spent again: what checked it before the call may
    * have done so a moment before it expired. `grant` is what the redemption starts, returned to a
    * later attempt to revoke. A value held for another attempt is `held` until its hold lapses;
-   * then another attempt may take it over. Without `by` (a Worker from before attempts) the value
-   * is spent at once, and a held one is `replayed` with nothing to revoke.
+   * then that attempt may no longer commit it, and another may take it over. Without `by` (a
+   * Worker from before attempts) the value is spent at once, and a held one is `replayed` with
+   * nothing to revoke.
    */
   async redeemOnce(
     key: string,
@@ -85,12 +87,16 @@ export class Redemptions implements ExpiringRecords {
   }
 
   /**
-   * Spends the value `attempt` reserved, also once its hold has lapsed if no other attempt took it
-   * over; false when one did (or the value is no longer known), so that the attempt undoes what it wrote.
+   * Spends the value `attempt` reserved, while its hold lasts; false once it has lapsed, whether
+   * or not another attempt took the value over (or when the value is no longer known). A takeover
+   * is only allowed from the same instant, so the two never race: at most one attempt commits a
+   * value and answers with what it started, and a replay revokes that (RFC 6749 §4.1.2).
    */
   commit(key: string, attempt: string): boolean {
     const record = this.record(key);
     if (record?.attempt !== attempt) return false;
+    if (record.held_until === null) return true;
+    if (Date.now() >= record.held_until) return false;
     this.storage.sql.exec("UPDATE redeemed SET held_until = NULL WHERE key = ?", key);
     return true;
   }

@@ -46,9 +46,19 @@ export async function newSessionId(env: Bindings): Promise<SessionId> {
 }
 
 /** Starts the session `id` and sets its cookie; the browser's previous session, if any, ends. */
-export async function startSession(
+export async function startSession(c: Context<AppEnv>, id: SessionId, session: NewSession, now: number): Promise<void> {
+  await writeSession(c, id, session, now);
+  await setSessionCookie(c, id, session);
+}
+
+/**
+ * Writes the session `idHash` names, ending the browser's previous one, if any, without setting
+ * its cookie: for a flow that may still fail once it is written (a webview code's commit), whose
+ * error response would carry a cookie set before, for a session the retry starts again.
+ */
+export async function writeSession(
   c: Context<AppEnv>,
-  { id, idHash }: SessionId,
+  { idHash }: SessionId,
   session: NewSession,
   now: number,
 ): Promise<void> {
@@ -65,13 +75,21 @@ export async function startSession(
     ...(previous === null ? [] : [revokeSession(db, previous, now)]),
     ...(session.writes ?? []),
   ]);
+}
+
+/** Sets the cookie of the session `id`, once writeSession has written it and nothing can fail after. */
+export async function setSessionCookie(
+  c: Context<AppEnv>,
+  { id }: SessionId,
+  { lifetime, persistent }: Pick<NewSession, "lifetime" | "persistent">,
+): Promise<void> {
   const key = c.env.DATA_PROTECTION_KEY;
   setCookie(c, SESSION_COOKIE, `${id}.${await hashSecret(key, `session-cookie:${id}`)}`, {
     path: "/",
     httpOnly: true,
     sameSite: "Lax",
     ...cookieSecurity(c),
-    ...(session.persistent && { maxAge: session.lifetime }),
+    ...(persistent && { maxAge: lifetime }),
   });
 }
 

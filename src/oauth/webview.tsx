@@ -4,7 +4,8 @@
  * URIs), then opens this URL in its webview: the code is spent (once, within its 30 seconds), a
  * browser session is started for the code's user, and the webview is sent on to the bound
  * redirect URI, signed in, its previous session (if any) ended. The code is spent once that
- * session is written, so a fault before leaves it to the webview's retry. A bad, expired or used
+ * session is written, so a fault before leaves it to the webview's retry, and the session's cookie
+ * is set only once the code is spent, so that no 503 carries it. A bad, expired or used
  * code gets a page saying so, never a session; a replayed code also ends the session its first use
  * started; one opened while another open of it is under way is told to try again (503). HEAD is
  * refused, so that link previews do not spend the code.
@@ -30,9 +31,18 @@ import { renderPage } from "../pages/page";
 import { redirectTo } from "./authorization-response";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { isRegisteredRedirectUri } from "./redirect-uri";
-import { newSessionId, presentedSession, type SessionId, startSession, REMEMBERED_SESSION_LIFETIME } from "./sessions";
+import {
+  newSessionId,
+  presentedSession,
+  REMEMBERED_SESSION_LIFETIME,
+  type SessionId,
+  setSessionCookie,
+  writeSession,
+} from "./sessions";
 
 const MAX_CODE_LENGTH = 256;
+/** A webview's session is remembered: apps keep their webview's cookies. */
+const WEBVIEW_SESSION = { lifetime: REMEMBERED_SESSION_LIFETIME, persistent: true };
 
 export const webviewRoutes = new Hono<AppEnv>()
   .get(
@@ -111,7 +121,7 @@ async function openSession(c: Context<AppEnv>, code: string, locale: Locale): Pr
   const now = nowInSeconds();
   const session = await newSessionId(c.env);
   const spent = await spendExchangeCode(c, code, { type: "session" }, session.idHash, (record) =>
-    startWebviewSession(c, session, record, now),
+    writeWebviewSession(c, session, record, now),
   );
   switch (spent.outcome) {
     case "invalid":
@@ -124,14 +134,17 @@ async function openSession(c: Context<AppEnv>, code: string, locale: Locale): Pr
       if (spent.grant) await revokeSession(c.get("db")(), spent.grant, now);
       return failurePage(c, locale, 410, "used");
   }
-  return spent.started ? redirectTo(c, spent.record.redirectUri) : failurePage(c, locale, 400);
+  if (!spent.started) return failurePage(c, locale, 400);
+  await setSessionCookie(c, session, WEBVIEW_SESSION);
+  return redirectTo(c, spent.record.redirectUri);
 }
 
 /**
- * Starts the session the code stands for; false when its client, the client's redirect URI or its
- * user may no longer have one (the code is spent all the same: it has had its answer).
+ * Writes the session the code stands for, its cookie set once the code is spent; false when its
+ * client, the client's redirect URI or its user may no longer have one (the code is spent all the
+ * same: it has had its answer).
  */
-async function startWebviewSession(
+async function writeWebviewSession(
   c: Context<AppEnv>,
   session: SessionId,
   record: ExchangeCodeRecord,
@@ -143,12 +156,7 @@ async function startWebviewSession(
   if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri) || refusal !== undefined) {
     return false;
   }
-  await startSession(
-    c,
-    session,
-    { userId: record.userId, clientId: target.id, lifetime: REMEMBERED_SESSION_LIFETIME, persistent: true },
-    now,
-  );
+  await writeSession(c, session, { userId: record.userId, clientId: target.id, ...WEBVIEW_SESSION }, now);
   return true;
 }
 

@@ -75,6 +75,46 @@ function casesOf(calls: readonly StorageCall[]) {
   );
 }
 
+/** The session cookie a response sets, if any. */
+function sessionCookieOf(res: Response): string | undefined {
+  return res.headers.getSetCookie().find((cookie) => /^(__Host-)?session=/.test(cookie));
+}
+
+/**
+ * `env`, its RateLimiter running `first` before the first commit made through it: a redemption
+ * that something holds up between writing what it starts and committing it.
+ */
+function delayedCommit(first: () => Promise<void>): Bindings {
+  let before: (() => Promise<void>) | undefined = first;
+  const delayed = <Stub extends object>(stub: Stub): Stub =>
+    new Proxy(stub, {
+      get(target, name) {
+        const member: unknown = Reflect.get(target, name);
+        if (typeof member !== "function" || typeof name !== "string" || name === "then") return member;
+        return async (...args: unknown[]) => {
+          if (name === "commitRedemption") {
+            const run = before;
+            before = undefined;
+            // Once the platform layer has set the call's deadline: the time `first` takes is the
+            // request's, not the call's.
+            await Promise.resolve();
+            await run?.();
+          }
+          return Reflect.apply(member, target, args) as unknown;
+        };
+      },
+    });
+  const RATE_LIMITER = new Proxy(env.RATE_LIMITER, {
+    get(target, name) {
+      const member: unknown = Reflect.get(target, name);
+      if (typeof member !== "function") return member;
+      if (name !== "get") return member.bind(target);
+      return (...args: unknown[]) => delayed(Reflect.apply(member, target, args) as object);
+    },
+  });
+  return { ...env, RATE_LIMITER };
+}
+
 async function expectUnavailable(res: Response) {
   expect(res.status).toBe(503);
   expect(Number(res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
@@ -242,6 +282,49 @@ describe("grant_type=authorization_code under a storage fault", () => {
     );
     await expectEnded(target, tokens);
   });
+
+  it("held up past its hold: its commit is refused, 503, and the retry succeeds", async () => {
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now: start });
+    const { target, userToken } = await setting();
+    const code = await exchangeCode(userToken, { clientId: target.id, type: "code" });
+    const slow = delayedCommit(async () => {
+      vi.setSystemTime(start + RESERVATION_HOLD_MS);
+    });
+    await expectUnavailable(await fetchWith(slow, "/oauth/token", redeemCode(target, code)));
+
+    const retried = await fetchWith(env, "/oauth/token", redeemCode(target, code));
+    expect(retried.status).toBe(200);
+    const tokens = await expectWorking(target, (await retried.json()) as Tokens);
+    await expectOAuthError(
+      await fetchWith(env, "/oauth/token", redeemCode(target, code)),
+      "invalid_grant",
+      "already been used",
+    );
+    await expectEnded(target, tokens);
+  });
+
+  it("held up past its hold and taken over: one answer only, and the first one's retry revokes the taker's grant", async () => {
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now: start });
+    const { target, userToken } = await setting();
+    const code = await exchangeCode(userToken, { clientId: target.id, type: "code" });
+    let taker: Response | undefined;
+    const slow = delayedCommit(async () => {
+      vi.setSystemTime(start + RESERVATION_HOLD_MS);
+      taker = await fetchWith(env, "/oauth/token", redeemCode(target, code));
+    });
+    await expectUnavailable(await fetchWith(slow, "/oauth/token", redeemCode(target, code)));
+    expect(taker?.status).toBe(200);
+    const takers = await expectWorking(target, (await taker!.json()) as Tokens);
+
+    await expectOAuthError(
+      await fetchWith(env, "/oauth/token", redeemCode(target, code)),
+      "invalid_grant",
+      "already been used",
+    );
+    await expectEnded(target, takers);
+  });
 });
 
 describe("GET /oauth/webview under a storage fault", () => {
@@ -282,6 +365,8 @@ describe("GET /oauth/webview under a storage fault", () => {
       const code = await exchangeCode(userToken, { clientId: target.id, type: "session", redirectUri: CALLBACK });
       let res = await open(faultyEnv({ [at.binding]: fault }).env, code);
       if (!answered) {
+        // No session rides on the 503: the code is redeemable again, and the retry starts its own.
+        expect(sessionCookieOf(res)).toBeUndefined();
         await expectUnavailable(res);
         res = await open(env, code);
       }
@@ -295,6 +380,25 @@ describe("GET /oauth/webview under a storage fault", () => {
       expect((await sessionOf(res))!.revoked).not.toBeNull();
     },
   );
+
+  it("held up past its hold: 503 without a session cookie, and the retry opens a live session", async () => {
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now: start });
+    const { target, user, userToken } = await setting();
+    const code = await exchangeCode(userToken, { clientId: target.id, type: "session", redirectUri: CALLBACK });
+    const held = await open(
+      delayedCommit(async () => {
+        vi.setSystemTime(start + RESERVATION_HOLD_MS);
+      }),
+      code,
+    );
+    expect(sessionCookieOf(held)).toBeUndefined();
+    await expectUnavailable(held);
+
+    const res = await open(env, code);
+    expect(res.status).toBe(303);
+    expect(await sessionOf(res)).toMatchObject({ userId: Number(user.row.userId), revoked: null });
+  });
 });
 
 describe("grant_type=jwt-bearer under a storage fault", () => {
@@ -433,7 +537,7 @@ describe("a one-time value at the client's RateLimiter", () => {
       outcome: "reserved",
     });
     // Never released: another attempt takes it over once the hold lapses, and the first one's
-    // late commit is refused, so that it revokes what it wrote.
+    // late commit is refused, so that only the taker answers.
     vi.setSystemTime(start + RESERVATION_HOLD_MS);
     expect(await limiter.redeemOnce(code, expiresAt, "grant-c", { id: "c", reserve: true })).toEqual({
       outcome: "reserved",
@@ -449,20 +553,35 @@ describe("a one-time value at the client's RateLimiter", () => {
     expect(await limiter.redeemed(code)).toBe(true);
   });
 
-  it("commits a reservation whose hold lapsed while no other attempt took it over, but not after expiry", async () => {
+  it("commits a reservation only while its hold lasts, whether or not another attempt took it over", async () => {
     const start = Date.now();
     vi.useFakeTimers({ toFake: ["Date"], now: start });
     const limiter = rateLimiterFor(env, (await createClient()).id);
-    const [slow, late] = [key(), key()];
-    await limiter.redeemOnce(slow, start + 30_000, null, { id: "slow", reserve: true });
-    await limiter.redeemOnce(late, start + 5_000, null, { id: "late", reserve: true });
-    vi.setSystemTime(start + RESERVATION_HOLD_MS + 1_000);
-    expect(await limiter.commitRedemption(slow, "slow")).toBe(true);
-    // Reserved in time: the value is spent; another attempt finds it expired, not redeemable.
-    expect(await limiter.redeemOnce(late, start + 5_000, null, { id: "other", reserve: true })).toEqual({
-      outcome: "expired",
-    });
+    const [late, slow, takenOver] = [key(), key(), key()];
+    const reserve = (value: string, id: string, expiresAt = start + 30_000) =>
+      limiter.redeemOnce(value, expiresAt, `grant-${id}`, { id, reserve: true });
+    await reserve(late, "late", start + 5_000);
+    await reserve(slow, "slow");
+    await reserve(takenOver, "first");
+
+    // Reserved in time and committed within its hold: spent, though the value expired meanwhile.
+    vi.setSystemTime(start + RESERVATION_HOLD_MS - 1);
     expect(await limiter.commitRedemption(late, "late")).toBe(true);
+    expect(await reserve(late, "other", start + 5_000)).toEqual({ outcome: "replayed", grant: "grant-late" });
+
+    // Lapsed: the holder may no longer commit, taken over or not, so that only one attempt answers.
+    vi.setSystemTime(start + RESERVATION_HOLD_MS);
+    expect(await limiter.commitRedemption(slow, "slow")).toBe(false);
+    await limiter.releaseRedemption(slow, "slow");
+    expect(await reserve(slow, "retry")).toEqual({ outcome: "reserved" });
+
+    expect(await reserve(takenOver, "taker")).toEqual({ outcome: "reserved" });
+    expect(await limiter.commitRedemption(takenOver, "first")).toBe(false);
+    expect(await limiter.commitRedemption(takenOver, "taker")).toBe(true);
+    expect(await limiter.commitRedemption(takenOver, "first")).toBe(false);
+    await limiter.releaseRedemption(takenOver, "first");
+    // The first attempt's retry is a replay, and revokes the taker's grant.
+    expect(await reserve(takenOver, "retry")).toEqual({ outcome: "replayed", grant: "grant-taker" });
   });
 
   it("is spent at once for a Worker from before attempts (a rolling deploy), which never takes a held value", async () => {
