@@ -172,6 +172,19 @@ async function expectWorking(client: Client, tokens: Tokens): Promise<Tokens> {
   return (await refreshed.json()) as Tokens;
 }
 
+const redeemCode = (target: Client, code: string) =>
+  form(target, { grant_type: "authorization_code", code, redirect_uri: CALLBACK });
+
+/** The code is spent: redeemed again, it is refused, and what it was redeemed for ends. */
+async function expectReplayEnds(client: Client, code: string, tokens: Tokens) {
+  await expectOAuthError(
+    await fetchWith(env, "/oauth/token", redeemCode(client, code)),
+    "invalid_grant",
+    "already been used",
+  );
+  await expectEnded(client, tokens);
+}
+
 /** The grant ended: its access token revoked, its refresh token refused. */
 async function expectEnded(client: Client, tokens: Tokens) {
   const me = await call("/api/2/me", { headers: bearer(tokens.access_token) });
@@ -202,9 +215,6 @@ describe("grant_type=authorization_code under a storage fault", () => {
     { binding: "RATE_LIMITER", n: 2, what: "its commit" },
   ];
 
-  const redeemCode = (target: Client, code: string) =>
-    form(target, { grant_type: "authorization_code", code, redirect_uri: CALLBACK });
-
   it("makes the calls these cases fail, and no others", async () => {
     const { target, userToken } = await setting();
     const code = await exchangeCode(userToken, { clientId: target.id, type: "code" });
@@ -227,12 +237,7 @@ describe("grant_type=authorization_code under a storage fault", () => {
     }
     expect(res.status).toBe(200);
     const tokens = await expectWorking(target, (await res.json()) as Tokens);
-    await expectOAuthError(
-      await fetchWith(env, "/oauth/token", redeemCode(target, code)),
-      "invalid_grant",
-      "already been used",
-    );
-    await expectEnded(target, tokens);
+    await expectReplayEnds(target, code, tokens);
   });
 
   it("stalled at its RateLimiter: 503 within one deadline, and the retry succeeds", { timeout: 15_000 }, async () => {
@@ -275,12 +280,7 @@ describe("grant_type=authorization_code under a storage fault", () => {
     const retried = await fetchWith(env, "/oauth/token", redeemCode(target, code));
     expect(retried.status).toBe(200);
     const tokens = await expectWorking(target, (await retried.json()) as Tokens);
-    await expectOAuthError(
-      await fetchWith(env, "/oauth/token", redeemCode(target, code)),
-      "invalid_grant",
-      "already been used",
-    );
-    await expectEnded(target, tokens);
+    await expectReplayEnds(target, code, tokens);
   });
 
   it("held up past its hold: its commit is refused, 503, and the retry succeeds", async () => {
@@ -296,12 +296,7 @@ describe("grant_type=authorization_code under a storage fault", () => {
     const retried = await fetchWith(env, "/oauth/token", redeemCode(target, code));
     expect(retried.status).toBe(200);
     const tokens = await expectWorking(target, (await retried.json()) as Tokens);
-    await expectOAuthError(
-      await fetchWith(env, "/oauth/token", redeemCode(target, code)),
-      "invalid_grant",
-      "already been used",
-    );
-    await expectEnded(target, tokens);
+    await expectReplayEnds(target, code, tokens);
   });
 
   it("held up past its hold and taken over: one answer only, and the first one's retry revokes the taker's grant", async () => {
@@ -318,12 +313,7 @@ describe("grant_type=authorization_code under a storage fault", () => {
     expect(taker?.status).toBe(200);
     const takers = await expectWorking(target, (await taker!.json()) as Tokens);
 
-    await expectOAuthError(
-      await fetchWith(env, "/oauth/token", redeemCode(target, code)),
-      "invalid_grant",
-      "already been used",
-    );
-    await expectEnded(target, takers);
+    await expectReplayEnds(target, code, takers);
   });
 });
 

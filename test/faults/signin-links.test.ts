@@ -28,16 +28,6 @@ const BINDINGS: BindingName[] = ["DB", "CODES", "RATE_LIMITER", "LINK_REQUESTS"]
 
 type Call = { binding: BindingName; n: number; what: string };
 
-/** POST /api/2/signin's storage calls, in order, for a client no isolate has served yet. */
-const ASKING_CALLS: Call[] = [
-  { binding: "RATE_LIMITER", n: 1, what: "the client's request window" },
-  { binding: "DB", n: 1, what: "the client's read" },
-  { binding: "DB", n: 2, what: "the address's owner's read" },
-  { binding: "CODES", n: 1, what: "the link's record" },
-  { binding: "DB", n: 3, what: "the row that makes the link live" },
-  { binding: "DB", n: 4, what: "the mail's record, marking the row mailed" },
-];
-
 /** The queue consumer's storage calls for one request of the login page, in order. */
 const CONSUMER_CALLS: Call[] = [
   { binding: "DB", n: 1, what: "the client's read" },
@@ -45,6 +35,12 @@ const CONSUMER_CALLS: Call[] = [
   { binding: "CODES", n: 1, what: "the link's record" },
   { binding: "DB", n: 3, what: "the row that makes the link live" },
   { binding: "DB", n: 4, what: "the mail's record, marking the row mailed" },
+];
+
+/** POST /api/2/signin's storage calls, in order, for a client no isolate has served yet: the consumer's after admission. */
+const ASKING_CALLS: Call[] = [
+  { binding: "RATE_LIMITER", n: 1, what: "the client's request window" },
+  ...CONSUMER_CALLS,
 ];
 
 /** The login page's "e-mail me a link": its storage calls, in order. */
