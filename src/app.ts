@@ -20,7 +20,7 @@ import { userRoutes } from "./api/user";
 import { userListRoutes } from "./api/users";
 import { versionRoutes } from "./api/version";
 import type { AppEnv } from "./env";
-import { ApiError, toApiError } from "./errors";
+import { ApiError, toApiError, TryAgainLater } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
@@ -78,7 +78,7 @@ app.onError((err, c) => renderError(c, toApiError(err)));
  */
 function renderError(c: Context<AppEnv>, err: ApiError): Response | Promise<Response> {
   if (c.req.path.startsWith("/api/")) return respondError(c, err);
-  if (err.status === 503 && isBrowserPage(c.req.path)) return renderUnavailablePage(c, err);
+  if (err instanceof TryAgainLater && isBrowserPage(c.req.path)) return renderUnavailablePage(c, err);
   return c.json(err.body, err.status as 400, { "Cache-Control": "no-store", ...err.headers });
 }
 

@@ -55,6 +55,17 @@ export class OAuthError extends ApiError {
   override readonly type = "OAuthException";
 }
 
+/**
+ * The one 503: the request could not be answered now, and the same request can be later, after
+ * `Retry-After` seconds (RFC 6749's temporarily_unavailable). Nothing it did cost the client
+ * anything it holds. Rendered as every error is: the container, the OAuth body, a localized page.
+ */
+export class TryAgainLater extends ApiError {
+  constructor(description: string, retryAfterSeconds: number) {
+    super(503, "temporarily_unavailable", description, { "Retry-After": String(retryAfterSeconds) });
+  }
+}
+
 /** How long a client should wait before retrying while the service is misconfigured: a fix needs an operator. */
 const MISCONFIGURED_RETRY_AFTER_SECONDS = 300;
 
@@ -63,25 +74,20 @@ const MISCONFIGURED_RETRY_AFTER_SECONDS = 300;
  * (src/configuration.ts): every use of it answers 503 until an operator fixes it. `problem` names
  * the secret and what is wrong, never its value.
  */
-export class ConfigurationError extends ApiError {
+export class ConfigurationError extends TryAgainLater {
   constructor(readonly problem: string) {
-    super(503, "temporarily_unavailable", `The service is misconfigured: ${problem}`, {
-      "Retry-After": String(MISCONFIGURED_RETRY_AFTER_SECONDS),
-    });
+    super(`The service is misconfigured: ${problem}`, MISCONFIGURED_RETRY_AFTER_SECONDS);
   }
 }
 
 /**
  * A call to D1, KV, a Durable Object or a queue failed on the platform's side and could not be
- * retried (platform/calls.ts): the answer is 503 with Retry-After, in the error body of the
- * route (the container, the OAuth body, a localized page in the browser flows). Nothing the
- * request did may have cost the client anything it holds (docs/reliability.md).
+ * retried (platform/calls.ts). Nothing the request did may have cost the client anything it holds
+ * (docs/reliability.md).
  */
-export class PlatformUnavailable extends ApiError {
+export class PlatformUnavailable extends TryAgainLater {
   constructor(retryAfterSeconds: number) {
-    super(503, "temporarily_unavailable", "The service is briefly unavailable; try again shortly", {
-      "Retry-After": String(retryAfterSeconds),
-    });
+    super("The service is briefly unavailable; try again shortly", retryAfterSeconds);
   }
 }
 

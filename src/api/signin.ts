@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import * as z from "zod/mini";
 import { findClient } from "../db/queries/clients";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
+import { ApiError, TryAgainLater } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { validate } from "../http/validation";
@@ -28,9 +28,7 @@ const notCreated = (status: 400 | 409) =>
   new ApiError(status, "invalid_request", "Signin request could not be created");
 /** The user's last link is still being mailed: asked again once that mail is out, this is a 409 or a 201. */
 const stillSending = (retryAfter: number) =>
-  new ApiError(503, "temporarily_unavailable", "A signin request for this user is being sent; try again shortly", {
-    "Retry-After": String(retryAfter),
-  });
+  new TryAgainLater("A signin request for this user is being sent; try again shortly", retryAfter);
 
 export const signinRoutes = new Hono<AppEnv>().post(
   "/signin",

@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { logUnlessPlatformFault, OAuthError } from "../errors";
+import { logUnlessPlatformFault, TryAgainLater } from "../errors";
 import { rateLimiterFor } from "./rate-limiter";
 import type { Redemption } from "./rate-limiter-rpc";
 
@@ -69,8 +69,6 @@ export async function redeem<T>(
 }
 
 /** A redemption that cannot be answered now: the client's retry, after `retryAfter` seconds, can be. */
-function redemptionUnfinished(retryAfter: number): OAuthError {
-  return new OAuthError(503, "temporarily_unavailable", "The code is being redeemed; try again shortly", {
-    "Retry-After": String(retryAfter),
-  });
+function redemptionUnfinished(retryAfter: number): TryAgainLater {
+  return new TryAgainLater("The code is being redeemed; try again shortly", retryAfter);
 }

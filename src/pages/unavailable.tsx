@@ -1,7 +1,7 @@
 /** The browser flows' 503: the platform failed or the service is misconfigured; the person tries again. */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import type { ApiError } from "../errors";
+import type { TryAgainLater } from "../errors";
 import { isForm } from "../http/media-type";
 import { pageLocale } from "./locale";
 import { MESSAGES } from "./messages";
@@ -13,7 +13,7 @@ const BROWSER_PAGES = new Set(["/oauth/authorize", "/oauth/signin", "/oauth/webv
 export const isBrowserPage = (path: string) => BROWSER_PAGES.has(path);
 
 /** A localized "try again" page with the error's Retry-After, in the locale the page was asked in. */
-export async function renderUnavailablePage(c: Context<AppEnv>, err: ApiError): Promise<Response> {
+export async function renderUnavailablePage(c: Context<AppEnv>, err: TryAgainLater): Promise<Response> {
   // A form was read before anything ran (middleware/request.ts): this reads its cache.
   const form = isForm(c.req.header("Content-Type")) ? await c.req.formData() : null;
   const requested = c.req.query("locale") ?? form?.get("locale");
