@@ -256,6 +256,30 @@ describe("grant_type=authorization_code under a storage fault", () => {
     await expectWorking(target, (await retried.json()) as Tokens);
   });
 
+  it(
+    "reserved after its deadline, its release before: held for the hold, then redeemable",
+    { timeout: 15_000 },
+    async () => {
+      const { target, userToken } = await setting();
+      const code = await exchangeCode(userToken, { clientId: target.id, type: "code" });
+      const late = faultyEnv({ RATE_LIMITER: { kind: "late", n: 1, ms: CALL_DEADLINE_MS + 500 } });
+      await expectUnavailable(await fetchWith(late.env, "/oauth/token", redeemCode(target, code)));
+      await late.counts.RATE_LIMITER.landed;
+      // The reservation landed after the release: it holds the code for an attempt that is gone.
+      const start = Date.now();
+      vi.useFakeTimers({ toFake: ["Date"], now: start });
+      const held = await fetchWith(env, "/oauth/token", redeemCode(target, code));
+      expect(held.status).toBe(503);
+      const retryAfter = Number(held.headers.get("Retry-After"));
+      expect(retryAfter).toBeLessThanOrEqual(RESERVATION_HOLD_MS / 1000);
+      vi.setSystemTime(start + retryAfter * 1000);
+      const retried = await fetchWith(env, "/oauth/token", redeemCode(target, code));
+      expect(retried.status).toBe(200);
+      const tokens = await expectWorking(target, (await retried.json()) as Tokens);
+      await expectReplayEnds(target, code, tokens);
+    },
+  );
+
   it("lost with its release too: the code is held for a few seconds, then redeemable", async () => {
     const start = Date.now();
     vi.useFakeTimers({ toFake: ["Date"], now: start });

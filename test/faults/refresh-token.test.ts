@@ -9,6 +9,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../../src/db/client";
 import { refreshTokens } from "../../src/db/schema";
+import { CALL_DEADLINE_MS } from "../../src/platform/calls";
 import { type Fault, faultyEnv, fetchWith } from "../helpers/faults";
 import { basicAuth, bearer, call, postForm, userTokenResponse } from "../helpers/http";
 import { createClient, createUser } from "../helpers/seed";
@@ -133,5 +134,36 @@ describe("a refresh whose storage call fails", () => {
     expect(third.status).toBe(200);
     expect(await liveRefreshTokens(client)).toBe(1);
     await expectWorking(client, (await third.json()) as Tokens);
+  });
+});
+
+describe("grant_type=refresh_token, the rotation landing after its deadline", () => {
+  /** The rotation batch stalls past the 3 s deadline, then is applied after all. */
+  const lateBatch: Fault = { kind: "late", n: 2, ms: CALL_DEADLINE_MS + 500 };
+
+  it("retried after it landed: the retry is answered within the grace window", { timeout: 15_000 }, async () => {
+    const { client, refreshToken } = await signedIn();
+    const { env: faulty, counts } = faultyEnv({ DB: lateBatch });
+    const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+    expect(first.status).toBe(503);
+    await first.body?.cancel();
+    await counts.DB.landed;
+    const retry = await refresh(client, refreshToken);
+    expect(retry.status).toBe(200);
+    expect(await liveRefreshTokens(client)).toBe(1);
+    await expectWorking(client, (await retry.json()) as Tokens);
+  });
+
+  it("retried before it landed: the retry's token goes on working once it has", { timeout: 15_000 }, async () => {
+    const { client, refreshToken } = await signedIn();
+    const { env: faulty, counts } = faultyEnv({ DB: lateBatch });
+    const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+    expect(first.status).toBe(503);
+    await first.body?.cancel();
+    const retry = await refresh(client, refreshToken);
+    expect(retry.status).toBe(200);
+    await counts.DB.landed;
+    // The late rotation found the token rotated already: its successor went to no one.
+    await expectWorking(client, (await retry.json()) as Tokens);
   });
 });

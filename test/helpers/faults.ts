@@ -21,12 +21,15 @@ import { BASE } from "./base";
  * - `stall`: every call (from call `from`, 1 unless told) hangs and never answers.
  * - `nth`: call `n` (from 1) fails; `applied` says whether it did its work first (its answer is
  *   lost) or failed before doing anything.
+ * - `late`: call `n` stalls for `ms`, then does its work after all: a stall that ends, long after
+ *   its caller gave up. `landed` (in the call count) settles once it has.
  */
 export type Fault =
   | { kind: "outage"; error?: () => Error }
   | { kind: "once"; error?: () => Error }
   | { kind: "stall"; from?: number }
-  | { kind: "nth"; n: number; applied: boolean; error?: () => Error };
+  | { kind: "nth"; n: number; applied: boolean; error?: () => Error }
+  | { kind: "late"; n: number; ms: number };
 
 export type BindingName = "DB" | "CODES" | "RATE_LIMITER" | "LINK_REQUESTS";
 
@@ -53,7 +56,7 @@ const DEFAULT_ERRORS: Record<BindingName, () => Error> = {
 };
 
 /** What a wrapped binding did: calls made (failed ones included) and calls failed. */
-export type CallCount = { calls: number; failed: number };
+export type CallCount = { calls: number; failed: number; landed?: Promise<void> };
 
 /** A faulty env: `env` with the named bindings failing as told, and each binding's call count. */
 export function faultyEnv(faults: Partial<Record<BindingName, Fault>>, base: Bindings = env) {
@@ -105,6 +108,16 @@ function caller(fault: Fault | undefined, defaultError: () => Error, count: Call
         if (n !== fault.n) return work();
         if (fault.applied) await work();
         return fail(fault.error);
+      case "late": {
+        if (n !== fault.n) return work();
+        count.failed += 1;
+        const landing = new Promise((resolve) => setTimeout(resolve, fault.ms)).then(work);
+        count.landed = landing.then(
+          () => undefined,
+          () => undefined,
+        );
+        return landing;
+      }
     }
   };
 }
