@@ -154,16 +154,29 @@ describe("grant_type=refresh_token, the rotation landing after its deadline", ()
     await expectWorking(client, (await retry.json()) as Tokens);
   });
 
-  it("retried before it landed: the retry's token goes on working once it has", { timeout: 15_000 }, async () => {
-    const { client, refreshToken } = await signedIn();
-    const { env: faulty, counts } = faultyEnv({ DB: lateBatch });
-    const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
-    expect(first.status).toBe(503);
-    await first.body?.cancel();
-    const retry = await refresh(client, refreshToken);
-    expect(retry.status).toBe(200);
-    await counts.DB.landed;
-    // The late rotation found the token rotated already: its successor went to no one.
-    await expectWorking(client, (await retry.json()) as Tokens);
-  });
+  it(
+    "retried before it landed: the late rotation leaves nothing behind, and reuse is still found",
+    { timeout: 15_000 },
+    async () => {
+      const { client, refreshToken } = await signedIn();
+      const { env: faulty, counts } = faultyEnv({ DB: lateBatch });
+      const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+      expect(first.status).toBe(503);
+      await first.body?.cancel();
+      const retry = await refresh(client, refreshToken);
+      expect(retry.status).toBe(200);
+      const tokens = (await retry.json()) as Tokens;
+      // The retry's successor is used before the late rotation lands.
+      const next = await refresh(client, tokens.refresh_token);
+      expect(next.status).toBe(200);
+      await counts.DB.landed;
+      // The late rotation found the token rotated already and inserted nothing: the one live token
+      // is the client's, and the rotated token presented again is reuse, which ends the family.
+      expect(await liveRefreshTokens(client)).toBe(1);
+      const replayed = await refresh(client, refreshToken);
+      expect(replayed.status).toBe(400);
+      expect(await replayed.json()).toMatchObject({ error: "invalid_grant" });
+      expect(await liveRefreshTokens(client)).toBe(0);
+    },
+  );
 });

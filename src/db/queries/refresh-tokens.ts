@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { refreshTokens, users } from "../schema";
 
@@ -26,9 +26,8 @@ type Successor = { tokenHash: string; created: number; expires: number };
 
 /**
  * Rotation in one batch: the presented token is marked rotated (and so revoked) if nobody revoked
- * it first, and its successor inserted in the same family as its child. False when the revocation
- * did not take, because a racing redemption revoked the token first: the caller then revokes the
- * family, this successor (never handed out) with it.
+ * it first, and only then its successor inserted in the same family as its child. False when the
+ * revocation did not take, because something revoked the token first: nothing is inserted.
  */
 export async function rotateRefreshToken(
   db: Database,
@@ -40,16 +39,15 @@ export async function rotateRefreshToken(
       .update(refreshTokens)
       .set({ revoked: successor.created, rotated: successor.created })
       .where(and(eq(refreshTokens.id, presented.id), isNull(refreshTokens.revoked))),
-    insertSuccessor(db, presented, successor),
+    insertSuccessorAfterUpdate(db, presented, successor),
   ]);
   return rotated.meta.changes === 1;
 }
 
 /**
  * A rotation repeated within the grace window (oauth/refresh-tokens.ts), in one batch: the unused
- * successor `parent` was rotated into is revoked and `successor` inserted in its place. False
- * when no successor of `parent` was left unused and unrevoked: the caller then revokes the family,
- * this successor with it.
+ * successor `parent` was rotated into is revoked and `successor` inserted in its place. False,
+ * with nothing inserted, when no successor of `parent` was left unused and unrevoked.
  */
 export async function replaceUnusedSuccessor(
   db: Database,
@@ -68,22 +66,38 @@ export async function replaceUnusedSuccessor(
           isNull(refreshTokens.revoked),
         ),
       ),
-    insertSuccessor(db, parent, successor),
+    insertSuccessorAfterUpdate(db, parent, successor),
   ]);
   return replaced.meta.changes > 0;
 }
 
-function insertSuccessor(db: Database, parent: RefreshTokenRecord, successor: Successor) {
-  return insertRefreshToken(db, {
-    tokenHash: successor.tokenHash,
-    created: successor.created,
-    expires: successor.expires,
-    clientId: parent.clientId,
-    userId: parent.userId,
-    scope: parent.scope,
-    family: parent.family,
-    parentId: parent.id,
-  });
+/**
+ * `successor` as `parent`'s child, inserted only when the batch's update before it changed a row
+ * (SQLite's changes(), in the batch's one transaction): a rotation that lost its race, or found no
+ * unused successor to replace, leaves no live token behind for a later request to count.
+ */
+function insertSuccessorAfterUpdate(db: Database, parent: RefreshTokenRecord, successor: Successor) {
+  const value = <T>(v: T) => sql<T>`${v}`;
+  return db.insert(refreshTokens).select(
+    db
+      .select({
+        // Every column in the table's order, as drizzle's insert from a select asks.
+        id: sql<number>`NULL`.as("id"),
+        tokenHash: value(successor.tokenHash).as("token_hash"),
+        clientId: refreshTokens.clientId,
+        userId: refreshTokens.userId,
+        scope: refreshTokens.scope,
+        family: refreshTokens.family,
+        created: value(successor.created).as("created"),
+        expires: value(successor.expires).as("expires"),
+        revoked: sql<null>`NULL`.as("revoked"),
+        parentId: refreshTokens.id,
+        rotated: sql<null>`NULL`.as("rotated"),
+      })
+      .from(refreshTokens)
+      // The parent's row, which gives the successor its client, user, scope and family.
+      .where(and(eq(refreshTokens.id, parent.id), sql`changes() > 0`)),
+  );
 }
 
 /** Reuse of a rotated token (RFC 9700 §4.14.2): every token of its family stops working. */
