@@ -4,6 +4,7 @@
  * container on /api/2 and bare on /oauth. Anything else thrown is a bug: it is logged and the
  * client gets a generic 500 that reveals nothing.
  */
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import { HTTPException } from "hono/http-exception";
 
 /**
@@ -108,7 +109,9 @@ export function platformFaultOf(err: unknown): PlatformUnavailable | undefined {
  */
 export function loggable(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
-  if (err.cause instanceof Error) return `${err.name}, caused by ${err.cause.stack ?? err.cause.message}`;
+  const cause = err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : "nothing said";
+  if (err instanceof DrizzleQueryError) return `DrizzleQueryError, caused by ${cause}`;
+  if (err.cause instanceof Error) return `${err.name}, caused by ${cause}`;
   return err.stack ?? err.message;
 }
 

@@ -36,7 +36,8 @@ export async function platformCall<T>(
   repeatable: boolean,
   work: () => Promise<T>,
 ): Promise<T> {
-  const deadline = Date.now() + CALL_DEADLINE_MS;
+  // performance.now(), not Date.now(): a test that sets the date must not move the deadline.
+  const deadline = performance.now() + CALL_DEADLINE_MS;
   for (let attempt = 1; ; attempt++) {
     let kind: FaultKind | null;
     let error: unknown;
@@ -48,11 +49,13 @@ export async function platformCall<T>(
       error = caught;
     }
     const backoff = Math.random() * BACKOFF_MS * attempt;
-    const roomLeft = deadline - Date.now() - backoff >= MIN_ATTEMPT_MS;
+    const roomLeft = deadline - performance.now() - backoff >= MIN_ATTEMPT_MS;
     if (kind !== "transient" || !repeatable || attempt === MAX_ATTEMPTS || !roomLeft) {
       throw unavailable(binding, operation, kind, attempt, error);
     }
     await new Promise((resolve) => setTimeout(resolve, backoff));
+    // A timer may fire late: no attempt is started without the room it needs.
+    if (deadline - performance.now() < MIN_ATTEMPT_MS) throw unavailable(binding, operation, kind, attempt, error);
   }
 }
 
@@ -61,7 +64,7 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => reject(new CallTimedOut(`no answer within ${CALL_DEADLINE_MS} ms`)),
-      Math.max(0, deadline - Date.now()),
+      Math.max(0, deadline - performance.now()),
     );
   });
   return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));

@@ -290,6 +290,26 @@ describe("the login page's link", () => {
       expect(await recordedMails(email), name).toEqual(["sent"]);
     },
   );
+
+  // The queue names the status's text only: load is 503 and not repeated, a malformed send a bug.
+  it.each([
+    ["Too Many Requests", 503, 1],
+    ["Payload Too Large", 500, 1],
+  ] as const)(
+    "the queue refusing the page's send with '%s': a %i after one call, never repeated",
+    async (text, status, calls) => {
+      const s = await shop();
+      const { browser, page } = await loginPage(s);
+      const faulty = faultyEnv({
+        LINK_REQUESTS: { kind: "outage", error: () => new Error(`Queue send failed: ${text}`) },
+      });
+      const res = await through(browser, faulty).submit(page, { action: "link", email: newAddress() });
+      expect(res.status).toBe(status);
+      expect(faulty.counts.LINK_REQUESTS.calls).toBe(calls);
+      if (status === 503) expect(res.headers.get("Retry-After")).toBe("5");
+      await res.body?.cancel();
+    },
+  );
 });
 
 describe("the queue's consumer", () => {

@@ -45,7 +45,7 @@ export const platformErrors = {
   doOverloaded: () =>
     Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true }),
   kvFailed: () => new Error("KV GET failed: 500 Internal Server Error"),
-  queueFailed: () => new Error("Queue send failed: 500 Internal Server Error"),
+  queueFailed: () => new Error("Queue send failed: Internal Server Error"),
 };
 
 const DEFAULT_ERRORS: Record<BindingName, () => Error> = {
