@@ -9,6 +9,7 @@
  */
 import { type ExpiringRecords, scheduleCleanup } from "./expiry-alarm";
 import type { Redemption, RedemptionAttempt } from "./rate-limiter-rpc";
+import { replaceOldTable } from "./table-successor";
 
 /**
  * A redemption is remembered this long after its value expired (KV keeps a code 60 s from
@@ -36,12 +37,11 @@ export class Redemptions implements ExpiringRecords {
     );
     sql.exec("CREATE INDEX IF NOT EXISTS redeemed_expires_at ON redeemed (expires_at)");
     // Before reservations, spent values were kept without their attempt.
-    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'redemptions'").toArray().length > 0) {
-      sql.exec(
-        "INSERT OR IGNORE INTO redeemed (key, grant_id, expires_at) SELECT key, grant_id, expires_at FROM redemptions",
-      );
-      sql.exec("DROP TABLE redemptions");
-    }
+    replaceOldTable(
+      sql,
+      "redemptions",
+      "INSERT OR IGNORE INTO redeemed (key, grant_id, expires_at) SELECT key, grant_id, expires_at FROM redemptions",
+    );
   }
 
   /**

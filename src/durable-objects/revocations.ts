@@ -6,6 +6,7 @@
  */
 import { type ExpiringRecords, scheduleCleanup } from "./expiry-alarm";
 import type { Revocation, RevocationUpdate, TokenIdentity } from "./rate-limiter-rpc";
+import { replaceOldTable } from "./table-successor";
 
 /**
  * At most this many revocations travel with a lease (an isolate's first one carries every live
@@ -34,10 +35,11 @@ export class Revocations implements ExpiringRecords {
     );
     sql.exec("CREATE INDEX IF NOT EXISTS revoked_expires_at ON revoked (expires_at)");
     // Before leases, revocations were kept without a sequence number.
-    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'revocations'").toArray().length > 0) {
-      sql.exec("INSERT OR IGNORE INTO revoked (id, expires_at) SELECT id, expires_at FROM revocations");
-      sql.exec("DROP TABLE revocations");
-    }
+    replaceOldTable(
+      sql,
+      "revocations",
+      "INSERT OR IGNORE INTO revoked (id, expires_at) SELECT id, expires_at FROM revocations",
+    );
   }
 
   async revoke(revocations: Revocation[]): Promise<void> {
