@@ -201,6 +201,19 @@ describe("what is no fault of the platform, or one not to repeat", () => {
     log.mockRestore();
   });
 
+  it("an error the object's own code threw (remote) is a bug: a 500, not retried", async () => {
+    const log = quietly();
+    const thrown = () => Object.assign(new Error("Cannot read properties of undefined"), { remote: true });
+    const other = await createClient();
+    const otherToken = await serverToken(other);
+    const { env, counts } = faultyEnv({ RATE_LIMITER: { kind: "outage", error: thrown } });
+    const res = await fetchWith(env, "/api/2/clients", { headers: bearer(otherToken) });
+    expect(res.status).toBe(500);
+    expect(res.headers.get("Retry-After")).toBeNull();
+    expect(counts.RATE_LIMITER.calls).toBe(1);
+    log.mockRestore();
+  });
+
   it("a Durable Object error marked retryable: false is a 503 after one call", async () => {
     const log = quietly();
     const lost = () => Object.assign(new Error("Network connection lost."), { retryable: false });
