@@ -25,6 +25,7 @@ import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
 import { signedResponses } from "./middleware/signing";
+import { methodParameter } from "./http/reserved-parameters";
 import { isBrowserPage, renderUnavailablePage } from "./pages/unavailable";
 import { exchangeRoutes } from "./oauth/exchange";
 import { authorizeRoutes } from "./oauth/authorize";
@@ -39,7 +40,8 @@ const API_BASE = `/api/${API_VERSION}`;
 export const app = new Hono<AppEnv>({ getPath: (request) => routingPath(getPath(request)) });
 
 app.use(noSniff, serverTiming, readRequest, attachDatabase);
-app.use("/api/*", selectFormat, signedResponses);
+app.use("/api/*", selectFormat, signedResponses, methodParameter);
+app.use("/oauth/*", methodParameter);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));
 
 app.route("/oauth", oauthRoutes);

@@ -35,6 +35,13 @@ export type ErrorBody = {
   error_description: string;
 };
 
+/**
+ * The container's `error`: the spec's four fields, then SPiD's API exception (`code`, `type`,
+ * `description`; spid-tech-docs `types/api-exception.edn`), so that clients written for either
+ * read the status and the text (the PHP SDK reads `error.code` and `error.description`).
+ */
+export type ContainerErrorBody = ErrorBody & { code: number; description: string };
+
 export class ApiError extends Error {
   readonly type: string = "ApiException";
 
@@ -49,6 +56,10 @@ export class ApiError extends Error {
 
   get body(): ErrorBody {
     return { error: this.code, error_code: this.status, type: this.type, error_description: this.description };
+  }
+
+  get containerBody(): ContainerErrorBody {
+    return { ...this.body, code: this.status, description: this.description };
   }
 }
 

@@ -52,13 +52,15 @@ async function expectMisconfigured(res: Response, problem: string): Promise<void
   expect(res.status, await res.clone().text()).toBe(503);
   expect(res.headers.get("Retry-After")).toBe("300");
   const body = (await res.json()) as Record<string, unknown>;
-  const error = "error_code" in body ? body : (body as unknown as Container).error;
-  expect(error).toEqual({
+  const description = `The service is misconfigured: ${problem}`;
+  const error = {
     error: "temporarily_unavailable",
     error_code: 503,
     type: "ApiException",
-    error_description: `The service is misconfigured: ${problem}`,
-  });
+    error_description: description,
+  };
+  if ("error_code" in body) expect(body).toEqual(error);
+  else expect((body as unknown as Container).error).toEqual({ ...error, code: 503, description });
 }
 
 /** What console.error was given, as one text per call. */

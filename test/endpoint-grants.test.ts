@@ -81,6 +81,8 @@ describe("endpoint grants (the import's apiEndpoints)", () => {
         error_code: 403,
         type: "OAuthException",
         error_description: NOT_GRANTED,
+        code: 403,
+        description: NOT_GRANTED,
       });
     }
   });

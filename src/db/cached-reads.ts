@@ -9,6 +9,7 @@ import type { Database } from "./client";
 import { IsolateCache } from "./isolate-cache";
 import { type ClientRecord, listMerchantClients } from "./queries/clients";
 import { findUserProfiles, type UserProfile } from "./queries/users";
+import { RESERVED_PARAMETERS } from "../http/reserved-parameters";
 
 export const API_READ_CACHE_TTL_MS = 5_000;
 
@@ -44,9 +45,6 @@ export async function readUserProfiles(db: () => Database, userIds: number[], fr
   return userIds.flatMap((id, i) => cached[i] ?? loaded.get(id) ?? []);
 }
 
-/** Query parameters that change how a page is delivered, not which users are on it. */
-const DELIVERY_PARAMETERS = ["oauth_token", "callback", "signed"];
-
 /**
  * A user search's page for `scope` (the client read, the caller's merchant) and the request's
  * query; `search` runs it against D1. The key leaves out how the page is delivered, so a token
@@ -59,6 +57,6 @@ export function readUserSearch(
   fresh: boolean,
 ) {
   const query = new URLSearchParams(url.search);
-  for (const name of DELIVERY_PARAMETERS) query.delete(name);
+  for (const name of RESERVED_PARAMETERS) query.delete(name);
   return userSearches.read(`${scope.clientId} ${scope.merchantId} ${query}`, search, fresh);
 }

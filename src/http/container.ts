@@ -7,14 +7,15 @@ import { routePath } from "hono/route";
 import type { $ZodType } from "zod/v4/core";
 import type { RateLimitFigures } from "../durable-objects/rate-limiter-rpc";
 import type { AppEnv } from "../env";
-import type { ApiError, ErrorBody } from "../errors";
+import type { ApiError, ContainerErrorBody } from "../errors";
 import { containerSchema } from "../schemas/responses/container";
 import { nowInSeconds } from "./datetime";
 import { documented, type Parameter } from "./openapi";
 import { signData } from "./signing";
 
-export const CONTAINER_NAME = "Account and Commerce API";
-export const CONTAINER_VERSION = "1.0";
+/** SPiD's (spid-tech-docs `types/response-container.edn`): the PHP SDK unwraps only a container so named. */
+export const CONTAINER_NAME = "SPP Container";
+export const CONTAINER_VERSION = "0.2";
 export const API_VERSION = 2;
 
 export type QueryParams = { options: Record<string, unknown>; where: Record<string, unknown> };
@@ -139,7 +140,7 @@ export function respondError(c: Context<AppEnv>, err: ApiError): Response {
       type: "element",
       meta: null,
       params: { options: {}, where: {} },
-      error: err.body,
+      error: err.containerBody,
       data: null,
     }),
   );
@@ -152,7 +153,7 @@ type Rendered = {
   type: "element" | "collection";
   meta: CollectionMeta | null;
   params: QueryParams;
-  error: ErrorBody | null;
+  error: ContainerErrorBody | null;
   data: unknown;
 };
 

@@ -10,7 +10,7 @@ import type { Page } from "../db/queries/page";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { JsonText, respond } from "./container";
-import { SIGNED_PARAMETER } from "./signing";
+import { RESERVED_PARAMETERS } from "./reserved-parameters";
 import { LAST_SECOND, parseDatetime } from "./datetime";
 import type { Parameter } from "./openapi";
 
@@ -27,8 +27,6 @@ const MAX_VALUES = 40;
  */
 const MAX_CRITERIA_VALUES = 40;
 const MAX_TIME_EXPRESSION_LENGTH = 64;
-/** Parameters every endpoint takes that are not list parameters. */
-const TRANSPORT_PARAMETERS = new Set(["oauth_token", "callback", SIGNED_PARAMETER]);
 
 export type SortDirection = "asc" | "desc";
 export type SortTerm<Sort extends string> = { property: Sort; direction: SortDirection };
@@ -80,7 +78,7 @@ function collect(url: URL): { values: Map<string, string[]>; sortTerms: [string,
   const values = new Map<string, string[]>();
   const sortTerms: [string, string][] = [];
   for (const [rawKey, value] of url.searchParams) {
-    if (TRANSPORT_PARAMETERS.has(rawKey)) continue;
+    if (RESERVED_PARAMETERS.has(rawKey)) continue;
     const key = rawKey.endsWith("[]") ? rawKey.slice(0, -2) : rawKey;
     const bracketed = /^sort\[([^\]]+)\]$/.exec(rawKey)?.[1];
     if (bracketed !== undefined) {

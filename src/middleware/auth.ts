@@ -1,7 +1,10 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, TokenKind } from "../env";
-import { OAuthError } from "../errors";
+import { ApiError, OAuthError } from "../errors";
+import { isForm } from "../http/media-type";
 import { documented } from "../http/openapi";
+import { CONTEXT_CLIENT_PARAMETER } from "../http/reserved-parameters";
 import { SIGNED_PARAMETER } from "../http/signing";
 import { verifyAccessToken } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
@@ -18,7 +21,8 @@ const MAX_TOKEN_LENGTH = 4096;
  */
 export function requireToken(endpoint: ApiEndpoint, accepted: TokenKind | "any") {
   const middleware = createMiddleware<AppEnv>(async (c, next) => {
-    const claims = await verifyAccessToken(c.env, bearerToken(c.req.raw));
+    const claims = await verifyAccessToken(c.env, await bearerToken(c));
+    checkContextClient(c, claims.clientId);
     const merchantId = await enforceClientLimits(c, claims, endpoint);
     if (accepted !== "any" && claims.kind !== accepted) {
       throw new OAuthError(403, "access_denied", `Access token rejected: this endpoint requires a ${accepted} token`);
@@ -51,33 +55,66 @@ export function requireToken(endpoint: ApiEndpoint, accepted: TokenKind | "any")
 }
 
 /**
- * The token from `Authorization: Bearer` or `oauth_token`; exactly one of them (RFC 6750 §2). An
- * Authorization header counts as sent whatever it holds, so a malformed one is never passed over
- * for the query's token.
+ * The token from `Authorization: Bearer`, the `oauth_token` query parameter, or `oauth_token` in a
+ * form body (RFC 6750 §2.2; SPiD's Java clients send it so on POST and DELETE): exactly one of them
+ * (§2). An Authorization header counts as sent whatever it holds, so a malformed one is never
+ * passed over for another way's token.
  */
-function bearerToken(request: Request): string {
-  const header = request.headers.get("Authorization");
-  const fromQuery = new URL(request.url).searchParams.getAll("oauth_token");
-  if (header !== null && fromQuery.length > 0) {
+async function bearerToken(c: Context<AppEnv>): Promise<string> {
+  const header = c.req.header("Authorization");
+  const fromQuery = c.req.url.includes("?") ? (c.req.queries("oauth_token") ?? []) : [];
+  const fromBody = await formTokens(c);
+  const ways = [header !== undefined, fromQuery.length > 0, fromBody.length > 0].filter(Boolean).length;
+  if (ways > 1) {
     throw new OAuthError(
       400,
       "invalid_request",
-      "Send the access token either in the Authorization header or as oauth_token, not both",
+      "Send the access token one way only: the Authorization header, the oauth_token query parameter or oauth_token in the form body",
     );
   }
-  if (fromQuery.length > 1) throw new OAuthError(400, "invalid_request", "Parameter 'oauth_token' is repeated");
+  if (fromQuery.length > 1 || fromBody.length > 1) {
+    throw new OAuthError(400, "invalid_request", "Parameter 'oauth_token' is repeated");
+  }
   let fromHeader: string | undefined;
-  if (header !== null) {
+  if (header !== undefined) {
     fromHeader = /^Bearer +(\S+) *$/i.exec(header)?.[1];
     if (fromHeader === undefined) {
       throw new OAuthError(400, "invalid_request", "Malformed Authorization header: use 'Bearer <access token>'");
     }
   }
-  const token = fromHeader ?? fromQuery[0];
+  const token = fromHeader ?? fromQuery[0] ?? fromBody[0];
   if (!token || token.length > MAX_TOKEN_LENGTH) {
     throw new OAuthError(401, "invalid_token", "An access token is required", {
       "WWW-Authenticate": 'Bearer realm="api"',
     });
   }
   return token;
+}
+
+/** `oauth_token` values of a form body (read and cached before anything ran: middleware/request.ts). */
+async function formTokens(c: Context<AppEnv>): Promise<string[]> {
+  const { method } = c.req;
+  if (method === "GET" || method === "HEAD" || !isForm(c.req.header("Content-Type"))) return [];
+  return (await c.req.formData()).getAll("oauth_token").map(String);
+}
+
+/**
+ * SPiD's data sharing (`contextClientId`: act for another client of the merchant) is not offered:
+ * the caller's own id is accepted, as clients configured with it send it on every call; any other
+ * is refused before the call is counted.
+ */
+function checkContextClient(c: Context<AppEnv>, clientId: string): void {
+  if (!c.req.url.includes("?")) return;
+  const named = c.req.queries(CONTEXT_CLIENT_PARAMETER);
+  if (named === undefined) return;
+  if (named.length > 1) {
+    throw new ApiError(400, "invalid_request", `Parameter '${CONTEXT_CLIENT_PARAMETER}' is repeated`);
+  }
+  if (named[0] !== clientId) {
+    throw new OAuthError(
+      403,
+      "access_denied",
+      `Client is not authorized to act for another client: ${CONTEXT_CLIENT_PARAMETER} must be the calling client's own id`,
+    );
+  }
 }

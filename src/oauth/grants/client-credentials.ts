@@ -5,7 +5,7 @@ import { type Grant, tokenResponse } from "./grant";
 export const clientCredentialsGrant: Grant = async (request) => {
   const { client, params } = request;
   const audience = params.resource === undefined ? undefined : registeredResource(client, params.resource);
-  return tokenResponse(request, { kind: "server", userId: null, audience }, { is_admin: client.admin });
+  return tokenResponse(request, { kind: "server", userId: null, audience }, { user_id: false, is_admin: client.admin });
 };
 
 /**

@@ -23,7 +23,7 @@ export type Grant = (request: GrantRequest) => Promise<TokenResponse>;
 export async function tokenResponse(
   { c, client, now }: GrantRequest,
   token: { kind: TokenKind; userId: number | null; audience?: string | undefined; grant?: string },
-  fields: { user_id?: string; is_admin: boolean; refresh_token?: string; issued_token_type?: string },
+  fields: { user_id: string | false; is_admin: boolean; refresh_token?: string; issued_token_type?: string },
 ): Promise<TokenResponse> {
   const accessToken = await issueAccessToken(
     c.env,

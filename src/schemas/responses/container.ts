@@ -1,11 +1,11 @@
 /** The response container every /api/2 answer travels in (spec "Response container"). */
 import * as z from "zod/mini";
 import type { $ZodType } from "zod/v4/core";
-import { errorBodySchema } from "./oauth";
+import { containerErrorBodySchema } from "./oauth";
 
 const base = {
-  name: z.string(),
-  version: z.string(),
+  name: z.literal("SPP Container"),
+  version: z.literal("0.2"),
   api: z.number(),
   object: z.string(),
   type: z.enum(["element", "collection"]),
@@ -46,4 +46,9 @@ export function containerSchema(data: $ZodType, collection: boolean) {
   return z.union([plain, signedContainerSchema]);
 }
 
-export const errorContainerSchema = z.object({ ...base, meta: z.null(), error: errorBodySchema, data: z.null() });
+export const errorContainerSchema = z.object({
+  ...base,
+  meta: z.null(),
+  error: containerErrorBodySchema,
+  data: z.null(),
+});

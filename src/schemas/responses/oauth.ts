@@ -7,7 +7,8 @@ export const tokenResponseSchema = z.object({
   token_type: z.literal("Bearer"),
   expires_in: z.number(),
   scope: z.string(),
-  user_id: z.optional(z.string()),
+  /** The user's id; `false` on a server token, as SPiD answers (its Java SDK reads the key always). */
+  user_id: z.union([z.string(), z.literal(false)]),
   is_admin: z.boolean(),
   refresh_token: z.optional(z.string()),
   /** Token exchange (RFC 8693 §2.2.1) only. */
@@ -81,4 +82,11 @@ export const errorBodySchema = z.object({
   error_code: z.number(),
   type: z.enum(["OAuthException", "ApiException"]),
   error_description: z.string(),
+});
+
+/** The container's `error`: the spec's body, and SPiD's API exception fields beside it. */
+export const containerErrorBodySchema = z.object({
+  ...errorBodySchema.shape,
+  code: z.number(),
+  description: z.string(),
 });
