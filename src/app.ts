@@ -32,6 +32,7 @@ import { authorizeRoutes } from "./oauth/authorize";
 import { logoutRoutes } from "./oauth/logout";
 import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
 import { signinConfirmationRoutes } from "./oauth/signin-confirmation";
+import { spidBrowserRoutes } from "./oauth/spid-browser-paths";
 import { webviewRoutes } from "./oauth/webview";
 import { publicKeySet } from "./oauth/tokens";
 
@@ -50,6 +51,7 @@ app.route("/oauth", webviewRoutes);
 app.route("/oauth", logoutRoutes);
 app.route("/oauth", authorizeRoutes);
 app.route("/oauth", signinConfirmationRoutes);
+app.route("/", spidBrowserRoutes);
 app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>
   c.json(await publicKeySet(c.env), 200, { "Cache-Control": "public, max-age=300" }),

@@ -52,7 +52,7 @@ export type Route = { method: string; path: string; handler: unknown };
 export function documentedRoutes(routes: readonly Route[]): { method: string; path: string; documented: boolean }[] {
   const operations = new Map<string, { method: string; path: string; documented: boolean }>();
   for (const route of routes) {
-    if (route.method === "ALL" || !/^\/(api\/2|oauth|\.well-known)\//.test(route.path)) continue;
+    if (route.method === "ALL" || !/^\/(api\/2|oauth|\.well-known|flow)\/|^\/logout$/.test(route.path)) continue;
     const key = `${route.method} ${route.path}`;
     const known = operations.get(key) ?? { method: route.method, path: route.path, documented: false };
     // Described means by describeRoute (a summary and a success): a token check alone is not.

@@ -24,6 +24,7 @@ const AUTHORIZATION_PARAMETERS = [
   "code_challenge_method",
   "failure_redirect_uri",
   "scope",
+  "view",
 ] as const;
 type Parameter = (typeof AUTHORIZATION_PARAMETERS)[number];
 
@@ -32,8 +33,16 @@ export const MAX_PARAMETER_LENGTH = 2048;
 /** An S256 challenge is the base64url SHA-256 of the verifier: 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
+/**
+ * Which sign-in page the request opens with: the login page, or, as SPiD's /flow/signup and
+ * /flow/signin do, its sign-up or link view (`view=signup|signin`).
+ */
+export type SignInView = "login" | "signup" | "signin";
+const VIEWS: readonly string[] = ["signup", "signin"];
+
 export type AuthorizationRequest = {
   client: ClientRecord;
+  view: SignInView;
   redirectUri: string;
   state: string | undefined;
   codeChallenge: string | undefined;
@@ -108,6 +117,10 @@ export async function judgeAuthorizationRequest(
     return fail("unauthorized_client", "The client is not allowed to use the authorization code grant");
   }
   if (single("scope").value !== undefined) return fail("invalid_scope", "No scopes are defined for this client");
+  const view = single("view").value;
+  if (view !== undefined && !VIEWS.includes(view)) {
+    return fail("invalid_request", "Parameter 'view' must be signup or signin");
+  }
 
   const codeChallenge = single("code_challenge").value;
   const method = single("code_challenge_method").value;
@@ -126,7 +139,14 @@ export async function judgeAuthorizationRequest(
   }
   return {
     outcome: "valid",
-    request: { client, redirectUri: flowUri ?? defaultUri!, state, codeChallenge, parameters },
+    request: {
+      client,
+      view: (view as SignInView | undefined) ?? "login",
+      redirectUri: flowUri ?? defaultUri!,
+      state,
+      codeChallenge,
+      parameters,
+    },
     failureUri: target!,
   };
 }

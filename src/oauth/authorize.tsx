@@ -85,18 +85,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
       ],
       success: { data: z.string(), bare: true, mediaType: "text/html" },
     }),
-    async (c) => {
-      // Prefetchers send HEAD: a passing-through session must not mint codes for them.
-      if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
-      const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
-      const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => c.req.queries(name) ?? []);
-      if (judged.outcome !== "valid") return failed(c, judged, locale);
-      const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
-      const { client } = judged.request;
-      const session = client.enableSso ? await presentedSession(c, nowInSeconds()) : undefined;
-      if (session !== undefined) return afterSignIn(flow, session);
-      return signInPage(flow, 200);
-    },
+    (c) => startAuthorization(c, (name) => c.req.queries(name) ?? []),
   )
   .post(
     "/authorize",
@@ -199,6 +188,25 @@ export const authorizeRoutes = new Hono<AppEnv>()
   );
 
 /**
+ * A GET that starts an authorization request with the parameters `valuesOf` reads (the query at
+ * /oauth/authorize; SPiD's names, mapped, at /flow/*): a live session at a client with `enableSso`
+ * passes straight through, except into the sign-up view, which is asked for to make an account;
+ * any other gets the sign-in page in the request's view.
+ */
+export async function startAuthorization(c: Context<AppEnv>, valuesOf: (name: string) => string[]): Promise<Response> {
+  // Prefetchers send HEAD: a passing-through session must not mint codes for them.
+  if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
+  const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
+  const judged = await judgeAuthorizationRequest(c.get("db")(), valuesOf);
+  if (judged.outcome !== "valid") return failed(c, judged, locale);
+  const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
+  const { client, view } = judged.request;
+  const session = client.enableSso && view !== "signup" ? await presentedSession(c, nowInSeconds()) : undefined;
+  if (session !== undefined) return afterSignIn(flow, session);
+  return signInPage(flow, 200);
+}
+
+/**
  * Finishes the authorization request a sign-in link carried (`parameters`, judged again now), for
  * the user who used the link and the session it started.
  */
@@ -255,7 +263,9 @@ async function signInPage(
   headers: Record<string, string> = {},
 ): Promise<Response> {
   const text = MESSAGES[flow.locale].signIn;
-  return page(flow, status, text.title, <SignInForm {...await formContext(flow)} {...props} />, headers);
+  const { view } = flow.request;
+  const title = view === "signup" ? text.signUpTitle : view === "signin" ? text.linkTitle : text.title;
+  return page(flow, status, title, <SignInForm {...await formContext(flow)} view={view} {...props} />, headers);
 }
 
 async function formContext(flow: Flow): Promise<FormContext> {

@@ -41,15 +41,7 @@ export const logoutRoutes = new Hono<AppEnv>()
       ],
       success: { data: z.string(), bare: true, mediaType: "text/html" },
     }),
-    async (c) => {
-      if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
-      const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
-      const [back, session] = await Promise.all([
-        registeredReturn(c, c.req.query("client_id"), c.req.query("redirect_uri")),
-        presentedSession(c, nowInSeconds()),
-      ]);
-      return session ? confirmationPage(c, locale, back, 200) : signedOut(c, locale, back);
-    },
+    (c) => askToSignOut(c, c.req.query("client_id")),
   )
   .post(
     "/logout",
@@ -70,6 +62,20 @@ export const logoutRoutes = new Hono<AppEnv>()
       return signedOut(c, locale, back);
     },
   );
+
+/**
+ * GET sign-out for `clientId` (the query's `redirect_uri` followed only when registered for it):
+ * a live session is asked about first; without one, there is nothing to end.
+ */
+export async function askToSignOut(c: Context<AppEnv>, clientId: string | undefined): Promise<Response> {
+  if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
+  const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
+  const [back, session] = await Promise.all([
+    registeredReturn(c, clientId, c.req.query("redirect_uri")),
+    presentedSession(c, nowInSeconds()),
+  ]);
+  return session ? confirmationPage(c, locale, back, 200) : signedOut(c, locale, back);
+}
 
 async function registeredReturn(
   c: Context<AppEnv>,

@@ -4,6 +4,7 @@
  * and the CSRF token; no script. Labels name every field, errors are announced (role=alert), and
  * the autocomplete hints let password managers and phones fill them in.
  */
+import type { SignInView } from "../oauth/authorization-request";
 import type { ClientField } from "../schemas/client-fields";
 import type { Locale } from "./locale";
 import { MESSAGES } from "./messages";
@@ -28,11 +29,18 @@ function RequestFields({ parameters, csrf, locale }: Pick<FormContext, "paramete
   );
 }
 
-export function SignInForm(props: FormContext & { email?: string; alert?: string }) {
+/**
+ * The sign-in page in the request's view: e-mail and password with a link as the alternative
+ * (login), or the e-mail alone for a link that signs in (signin) or makes the account (signup),
+ * with a way back to the login view.
+ */
+export function SignInForm(props: FormContext & { view: SignInView; email?: string; alert?: string }) {
   const text = MESSAGES[props.locale].signIn;
+  const linkOnly = props.view !== "login";
+  const intro = props.view === "signup" ? text.signUpIntro : props.view === "signin" ? text.linkIntro : text.intro;
   return (
     <>
-      <p>{text.intro(props.clientName)}</p>
+      <p>{intro(props.clientName)}</p>
       {props.alert && (
         <p class="alert" role="alert">
           {props.alert}
@@ -48,25 +56,43 @@ export function SignInForm(props: FormContext & { email?: string; alert?: string
           type="text"
           inputmode="email"
           autocapitalize="none"
-          autocomplete="username"
+          autocomplete={linkOnly ? "email" : "username"}
           required
           value={props.email ?? ""}
         />
-        <label for="password">{text.password}</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" />
+        {!linkOnly && (
+          <>
+            <label for="password">{text.password}</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" />
+          </>
+        )}
         <label class="check">
           <input type="checkbox" name="remember" value="1" checked />
           {text.remember}
         </label>
-        <button type="submit" name="action" value="login">
-          {text.submit}
-        </button>
-        <button type="submit" name="action" value="link" class="secondary">
+        {!linkOnly && (
+          <button type="submit" name="action" value="login">
+            {text.submit}
+          </button>
+        )}
+        <button type="submit" name="action" value="link" class={linkOnly ? undefined : "secondary"}>
           {text.sendLink}
         </button>
       </form>
+      {linkOnly && (
+        <p>
+          <a href={loginViewHref(props)}>{props.view === "signup" ? text.haveAccount : text.withPassword}</a>
+        </p>
+      )}
     </>
   );
+}
+
+/** The same authorization request in the login view. */
+function loginViewHref({ parameters, locale }: Pick<FormContext, "parameters" | "locale">): string {
+  const query = new URLSearchParams({ ...parameters, locale });
+  query.delete("view");
+  return `/oauth/authorize?${query}`;
 }
 
 /** `ticket`: the consent ticket (oauth/consent.ts), without which approval is refused. */

@@ -36,6 +36,15 @@ type Messages = {
     refused: string;
     formExpired: string;
     emailMissing: string;
+    /** The sign-up view (/flow/signup): an account is made by the e-mailed link. */
+    signUpTitle: string;
+    signUpIntro: (client: string) => string;
+    /** The link view (/flow/signin): sign in by an e-mailed link alone. */
+    linkTitle: string;
+    linkIntro: (client: string) => string;
+    /** From either view back to the login page. */
+    haveAccount: string;
+    withPassword: string;
   };
   consent: {
     title: string;
@@ -99,6 +108,14 @@ export const MESSAGES: Record<Locale, Messages> = {
       refused: "This account cannot sign in.",
       formExpired: "The page had expired. Please try again.",
       emailMissing: "Enter your e-mail address.",
+      signUpTitle: "Create an account",
+      signUpIntro: (client) =>
+        `Enter your e-mail address to create an account and continue to ${client}. We e-mail you a link that signs you in.`,
+      linkTitle: "Sign in with a link",
+      linkIntro: (client) =>
+        `Enter your e-mail address to continue to ${client}. We e-mail you a link that signs you in, no password needed.`,
+      haveAccount: "Already have an account? Sign in",
+      withPassword: "Sign in with a password instead",
     },
     consent: {
       title: "Allow access",
@@ -173,6 +190,14 @@ export const MESSAGES: Record<Locale, Messages> = {
       refused: "Denne kontoen kan ikke logge inn.",
       formExpired: "Siden var utløpt. Prøv igjen.",
       emailMissing: "Skriv inn e-postadressen din.",
+      signUpTitle: "Opprett en konto",
+      signUpIntro: (client) =>
+        `Skriv inn e-postadressen din for å opprette en konto og fortsette til ${client}. Vi sender deg en lenke som logger deg inn.`,
+      linkTitle: "Logg inn med en lenke",
+      linkIntro: (client) =>
+        `Skriv inn e-postadressen din for å fortsette til ${client}. Vi sender deg en lenke som logger deg inn, uten passord.`,
+      haveAccount: "Har du allerede en konto? Logg inn",
+      withPassword: "Logg inn med passord i stedet",
     },
     consent: {
       title: "Gi tilgang",
@@ -247,6 +272,14 @@ export const MESSAGES: Record<Locale, Messages> = {
       refused: "Det här kontot kan inte logga in.",
       formExpired: "Sidan hade gått ut. Försök igen.",
       emailMissing: "Ange din e-postadress.",
+      signUpTitle: "Skapa ett konto",
+      signUpIntro: (client) =>
+        `Ange din e-postadress för att skapa ett konto och fortsätta till ${client}. Vi skickar en länk som loggar in dig.`,
+      linkTitle: "Logga in med en länk",
+      linkIntro: (client) =>
+        `Ange din e-postadress för att fortsätta till ${client}. Vi skickar en länk som loggar in dig, utan lösenord.`,
+      haveAccount: "Har du redan ett konto? Logga in",
+      withPassword: "Logga in med lösenord i stället",
     },
     consent: {
       title: "Ge åtkomst",

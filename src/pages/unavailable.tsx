@@ -8,9 +8,9 @@ import { MESSAGES } from "./messages";
 import { renderPage } from "./page";
 
 /** The pages a person's browser opens (their 503 is a page, not a JSON body). */
-const BROWSER_PAGES = new Set(["/oauth/authorize", "/oauth/signin", "/oauth/webview", "/oauth/logout"]);
+const BROWSER_PAGES = new Set(["/oauth/authorize", "/oauth/signin", "/oauth/webview", "/oauth/logout", "/logout"]);
 
-export const isBrowserPage = (path: string) => BROWSER_PAGES.has(path);
+export const isBrowserPage = (path: string) => BROWSER_PAGES.has(path) || path.startsWith("/flow/");
 
 /** A localized "try again" page with the error's Retry-After, in the locale the page was asked in. */
 export async function renderUnavailablePage(c: Context<AppEnv>, err: TryAgainLater): Promise<Response> {

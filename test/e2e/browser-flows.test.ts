@@ -69,7 +69,7 @@ async function newContext(options: { locale?: string } = {}): Promise<Session> {
   return { context, page: await context.newPage(), arrivals };
 }
 
-function authorizeUrl(client: Client, extra: Record<string, string> = {}) {
+function authorizeUrl(client: Client, extra: Record<string, string> = {}, path = "/oauth/authorize") {
   const query = new URLSearchParams({
     client_id: client.id,
     redirect_uri: client.redirectUris[0]!,
@@ -77,7 +77,7 @@ function authorizeUrl(client: Client, extra: Record<string, string> = {}) {
     state: "e2e-state",
     ...extra,
   });
-  return `${server.base}/oauth/authorize?${query}`;
+  return `${server.base}${path}?${query}`;
 }
 
 /** Waits until the browser is back at the client's site; the query it arrived with. */
@@ -133,6 +133,8 @@ describe("browser flows in Chromium", () => {
       "Sign out?",
       "You are signed out",
       "Sign-in cannot start",
+      "Create an account",
+      "Sign in with a link",
     ],
     [
       "nb_NO",
@@ -142,6 +144,8 @@ describe("browser flows in Chromium", () => {
       "Logge ut?",
       "Du er logget ut",
       "Innloggingen kan ikke starte",
+      "Opprett en konto",
+      "Logg inn med en lenke",
     ],
     [
       "sv_SE",
@@ -151,58 +155,83 @@ describe("browser flows in Chromium", () => {
       "Logga ut?",
       "Du är utloggad",
       "Inloggningen kan inte starta",
+      "Skapa ett konto",
+      "Logga in med en länk",
     ],
-  ])("every page in %s", (locale, signInTitle, consentTitle, sentTitle, signOutTitle, signedOutTitle, errorTitle) => {
-    it("has no accessibility violations (axe-core)", async () => {
-      const session = await newContext({ locale: locale.replace("_", "-") });
-      const { context, page } = session;
-      const heading = (name: string) => page.getByRole("heading", { name, level: 1 }).waitFor();
+  ])(
+    "every page in %s",
+    (
+      ...[
+        locale,
+        signInTitle,
+        consentTitle,
+        sentTitle,
+        signOutTitle,
+        signedOutTitle,
+        errorTitle,
+        signUpTitle,
+        linkTitle,
+      ]
+    ) => {
+      it("has no accessibility violations (axe-core)", async () => {
+        const session = await newContext({ locale: locale.replace("_", "-") });
+        const { context, page } = session;
+        const heading = (name: string) => page.getByRole("heading", { name, level: 1 }).waitFor();
 
-      await page.goto(authorizeUrl(app, { locale }));
-      await heading(signInTitle);
-      await expectNoAxeViolations(page);
+        await page.goto(authorizeUrl(app, { locale }));
+        await heading(signInTitle);
+        await expectNoAxeViolations(page);
 
-      await page.locator("#email").fill(erik.email);
-      await page.locator("#password").fill("a wrong password");
-      await page.locator('button[value="login"]').click();
-      await page.getByRole("alert").waitFor();
-      await expectNoAxeViolations(page);
+        await page.locator("#email").fill(erik.email);
+        await page.locator("#password").fill("a wrong password");
+        await page.locator('button[value="login"]').click();
+        await page.getByRole("alert").waitFor();
+        await expectNoAxeViolations(page);
 
-      await page.locator("#password").fill(erik.password);
-      await page.locator('button[value="login"]').click();
-      await heading(consentTitle);
-      await expectNoAxeViolations(page);
-      // Denied, so that the next locale's run sees the consent page too.
-      await page.locator('button[value="deny"]').click();
-      expect((await backAtClient(session, app)).get("error")).toBe("access_denied");
+        await page.locator("#password").fill(erik.password);
+        await page.locator('button[value="login"]').click();
+        await heading(consentTitle);
+        await expectNoAxeViolations(page);
+        // Denied, so that the next locale's run sees the consent page too.
+        await page.locator('button[value="deny"]').click();
+        expect((await backAtClient(session, app)).get("error")).toBe("access_denied");
 
-      await page.goto(authorizeUrl(fjord, { locale }));
-      const address = `axe-${locale.toLowerCase()}@example.org`;
-      await page.locator("#email").fill(address);
-      await page.locator('button[value="link"]').click();
-      await heading(sentTitle);
-      await expectNoAxeViolations(page);
+        await page.goto(authorizeUrl(fjord, { locale }));
+        const address = `axe-${locale.toLowerCase()}@example.org`;
+        await page.locator("#email").fill(address);
+        await page.locator('button[value="link"]').click();
+        await heading(sentTitle);
+        await expectNoAxeViolations(page);
 
-      await page.goto(await mailedLink(address));
-      await page.locator("form button").waitFor();
-      await expectNoAxeViolations(page);
+        await page.goto(await mailedLink(address));
+        await page.locator("form button").waitFor();
+        await expectNoAxeViolations(page);
 
-      await page.goto(`${server.base}/oauth/logout?locale=${locale}`);
-      await heading(signOutTitle);
-      await expectNoAxeViolations(page);
-      await page.locator("form button").click();
-      await heading(signedOutTitle);
-      await expectNoAxeViolations(page);
+        await page.goto(`${server.base}/oauth/logout?locale=${locale}`);
+        await heading(signOutTitle);
+        await expectNoAxeViolations(page);
+        await page.locator("form button").click();
+        await heading(signedOutTitle);
+        await expectNoAxeViolations(page);
 
-      await page.goto(`${server.base}/oauth/authorize?client_id=nobody&locale=${locale}`);
-      await heading(errorTitle);
-      await expectNoAxeViolations(page);
+        await page.goto(`${server.base}/oauth/authorize?client_id=nobody&locale=${locale}`);
+        await heading(errorTitle);
+        await expectNoAxeViolations(page);
 
-      await page.goto(`${server.base}/oauth/webview?code=not-a-code&locale=${locale}`);
-      await expectNoAxeViolations(page);
-      await context.close();
-    });
-  });
+        await page.goto(`${server.base}/oauth/webview?code=not-a-code&locale=${locale}`);
+        await expectNoAxeViolations(page);
+
+        // SPiD's sign-up and link views (/flow/signup, /flow/signin).
+        await page.goto(authorizeUrl(fjord, { locale }, "/flow/signup"));
+        await heading(signUpTitle);
+        await expectNoAxeViolations(page);
+        await page.goto(authorizeUrl(fjord, { locale }, "/flow/signin"));
+        await heading(linkTitle);
+        await expectNoAxeViolations(page);
+        await context.close();
+      });
+    },
+  );
   it("authorize → login → consent → back with a code → token, then single sign-on into a second client", async () => {
     const session = await newContext();
     const { context, page } = session;
@@ -235,6 +264,24 @@ describe("browser flows in Chromium", () => {
     const params = await backAtClient(session, web);
     expect(params.get("state")).toBe("e2e-state");
     expect((await redeem(web, params.get("code")!)).body.user_id).toBe(ingrid.userId);
+    await context.close();
+  });
+
+  it("signs up through SPiD's /flow/signup: a new address, a mailed link, back with a code", async () => {
+    const session = await newContext();
+    const { context, page } = session;
+    const address = `new-${Date.now()}@example.org`;
+    await page.goto(authorizeUrl(fjord, { v: "2.5.2" }, "/flow/signup"));
+    await page.getByRole("heading", { name: "Create an account" }).waitFor();
+    expect(await page.locator("#password").count()).toBe(0);
+    await page.getByLabel("E-mail address").fill(address);
+    await page.getByRole("button", { name: "E-mail me a sign-in link" }).click();
+    await page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
+    await page.goto(await mailedLink(address));
+    await page.locator("form button").click();
+    const params = await backAtClient(session, fjord);
+    expect(params.get("state")).toBe("e2e-state");
+    expect((await redeem(fjord, params.get("code")!)).status).toBe(200);
     await context.close();
   });
 
