@@ -62,8 +62,32 @@ describe("GET /api/2/user/{userId}", () => {
     expect(res.status).toBe(404);
     expect(body.error).toMatchObject({ error_code: 404, error_description: "User not found" });
   });
+});
 
-  it("needs a server token", async () => {
-    expect((await user("1001", await userToken())).res.status).toBe(403);
+describe("GET /api/2/user/{userId} with a user token", () => {
+  it("shows the token's own user, by userId or uuid, exactly as /me does", async () => {
+    const token = await userToken(ingrid);
+    const me = await container(await call("/api/2/me", { headers: bearer(token) }));
+    for (const key of ["1001", ingrid.uuid]) {
+      const { res, body } = await user(key, token);
+      expect(res.status).toBe(200);
+      expect(body.data).toEqual(me.data);
+    }
+  });
+
+  it.each([
+    ["another user of the same client", String(erik.userId)],
+    ["a user of another merchant", String(kari.userId)],
+    ["a user who does not exist", "999999999"],
+    ["an unknown uuid", crypto.randomUUID()],
+    ["something that is no id", "me"],
+  ])("refuses %s with 403 Token is not authorized to access this user", async (_, key) => {
+    const { res, body } = await user(key, await userToken(ingrid));
+    expect(res.status).toBe(403);
+    expect(body.error).toMatchObject({
+      error: "access_denied",
+      code: 403,
+      description: "Token is not authorized to access this user",
+    });
   });
 });

@@ -1,5 +1,5 @@
 /** GET /api/2/me: the User object of the token's own user. User token. */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { readUserProfile } from "../db/cached-reads";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv } from "../env";
@@ -14,13 +14,19 @@ export const meRoutes = new Hono<AppEnv>().get(
   "/me",
   describeRoute({ name: "Get current user", controller: "api/me#show", success: { data: userSchema } }),
   requireToken("me", "user"),
-  async (c) => {
-    const profile = await readUserProfile(c.get("db"), c.get("caller").userId!, c.get("bookmarked"));
-    if (!profile) throw new ApiError(404, "invalid_request", "User not found");
-    const refusal = REFUSED_USER_STATUSES[profile.user.status];
-    if (refusal) {
-      throw invalidTokenError(`The access token is no longer valid: the user account is ${refusal}`, "revoked");
-    }
-    return respond(c, { object: "User", data: userView(profile) });
-  },
+  (c) => respondWithOwnUser(c, c.get("caller").userId!),
 );
+
+/**
+ * The User object of a user token's own user, in full (GET /me, and GET /user/{userId} with a
+ * user token); a user deleted or blocked since the token was issued ends the token.
+ */
+export async function respondWithOwnUser(c: Context<AppEnv>, userId: number): Promise<Response> {
+  const profile = await readUserProfile(c.get("db"), userId, c.get("bookmarked"));
+  if (!profile) throw new ApiError(404, "invalid_request", "User not found");
+  const refusal = REFUSED_USER_STATUSES[profile.user.status];
+  if (refusal) {
+    throw invalidTokenError(`The access token is no longer valid: the user account is ${refusal}`, "revoked");
+  }
+  return respond(c, { object: "User", data: userView(profile) });
+}
