@@ -21,7 +21,7 @@ beforeAll(async () => {
     productId: id,
     parentProductId,
     clientId: client.id,
-    type: 3,
+    type: 1,
     name: `Content ${id}`,
     price: 100,
     vat: 2500,
@@ -35,12 +35,13 @@ beforeAll(async () => {
     parentProductId,
     userId,
     clientId: client.id,
-    status: 1,
+    status: 3,
     created: now - 10 * DAY,
     updated: now - 10 * DAY,
     ...extra,
   });
   await importData({
+    version: 2,
     products: [product(base + 50), product(base + 51, base + 50), product(base + 52)],
     digitalContents: [
       item(base + 1, base + 50, undefined, users[0], { orderId: 77, count: 2, statusMsg: "Paid" }),
@@ -73,7 +74,7 @@ describe("GET /api/2/digitalcontents", () => {
       clientId: client.id,
       userId: String(users[0]),
       orderId: "77",
-      status: "1",
+      status: "3",
       count: "2",
       updated: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
       created: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
@@ -123,7 +124,7 @@ describe("GET /api/2/digitalcontents", () => {
     expect(ids((await list("?sort[userId]=desc&sort[created]=asc")).body)).toEqual([5, 2, 1]);
     expect(ids((await list("?limit=1&offset=1")).body)).toEqual([2]);
     expect((await list("?fields=userProductId,status&limit=1")).body.data).toEqual([
-      { userProductId: String(base + 1), status: "1" },
+      { userProductId: String(base + 1), status: "3" },
     ]);
   });
 

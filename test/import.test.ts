@@ -90,6 +90,75 @@ describe("import file format", () => {
   });
 });
 
+describe("value sets: files without a version and version 2", () => {
+  const [subscription, content] = example.products as unknown as [Record<string, unknown>, Record<string, unknown>];
+  const [grant] = example.digitalContents as unknown as [Record<string, unknown>];
+
+  it("reads a file without a version in the earlier sets and stores SPiD's", () => {
+    const parsed = importFileSchema.parse({
+      products: [
+        { ...subscription, productId: 1, type: 1 },
+        { ...subscription, productId: 2, type: 2 },
+        { ...content, productId: 3, type: 3, parentProductId: undefined },
+      ],
+      digitalContents: [0, 1, -1, -2].map((status, i) => ({ ...grant, userProductId: 10 + i, productId: 3, status })),
+    });
+    expect(parsed.products.map((p) => p.type)).toEqual([0, 2, 1]);
+    expect(parsed.digitalContents.map((d) => d.status)).toEqual([0, 3, -1, -2]);
+  });
+
+  it("stores the shared example file's digital content product and its grant in SPiD's sets", async () => {
+    await importData(example);
+    const product = await db().select().from(schema.products).where(eq(schema.products.id, 502)).get();
+    expect(product?.type).toBe(1);
+    const held = await db().select().from(schema.digitalContents).where(eq(schema.digitalContents.id, 9001)).get();
+    expect(held?.status).toBe(3);
+  });
+
+  it("takes version 2's values as they are, and a price as an integer string", () => {
+    const parsed = importFileSchema.parse({
+      version: 2,
+      products: [0, 1, 2, 3, 4].map((type) => ({ ...subscription, productId: 10 + type, type, price: "9900" })),
+      digitalContents: [3, 0, -1, -2].map((status, i) => ({ ...grant, userProductId: 20 + i, productId: 11, status })),
+    });
+    expect(parsed.products.map((p) => [p.type, p.price])).toEqual([0, 1, 2, 3, 4].map((type) => [type, 9900]));
+    expect(parsed.digitalContents.map((d) => d.status)).toEqual([3, 0, -1, -2]);
+  });
+
+  it.each([
+    ["a type outside the earlier set", { products: [{ ...subscription, type: 4 }] }, "products[0].type", "1, 2, 3"],
+    [
+      "a type outside SPiD's set",
+      { version: 2, products: [{ ...subscription, type: 5 }] },
+      "products[0].type",
+      "0, 1, 2, 3, 4",
+    ],
+    [
+      "an earlier status in a version 2 file",
+      { version: 2, digitalContents: [{ ...grant, status: 1 }] },
+      "digitalContents[0].status",
+      "3, 0, -1, -2",
+    ],
+    [
+      "SPiD's status in a file without a version",
+      { digitalContents: [{ ...grant, status: 3 }] },
+      "digitalContents[0].status",
+      "1, 0, -1, -2",
+    ],
+    ["an unknown version", { version: 3 }, "version", ""],
+    [
+      "a price that is no integer string",
+      { version: 2, products: [{ ...subscription, price: "99.00" }] },
+      "products[0].price",
+      "",
+    ],
+  ])("refuses %s, naming the path and the values it takes", (_, json, path, values) => {
+    const found = problems(json).find((p) => p.startsWith(`${path}:`));
+    expect(found).toBeDefined();
+    expect(found).toContain(values);
+  });
+});
+
 describe("redirect URIs", () => {
   const withRedirect = (uri: string) => ({
     clients: [{ ...example.clients[0], redirectUris: [uri], defaultRedirectUri: null }],

@@ -14,7 +14,7 @@ let base: number;
 const product = (id: number, overrides: Record<string, unknown>) => ({
   productId: id,
   clientId: client.id,
-  type: 1,
+  type: 0,
   name: `Product ${id}`,
   code: `CODE-${id}`,
   price: 1000 + id,
@@ -30,11 +30,12 @@ beforeAll(async () => {
   token = await serverToken(client);
   base = 600_000 + Math.floor(Math.random() * 1000) * 100;
   await importData({
+    version: 2,
     products: [
-      product(base + 1, { status: 3, type: 1, name: "Alpha", price: 300, created: now - 30 * DAY }),
+      product(base + 1, { status: 3, type: 0, name: "Alpha", price: 300, created: now - 30 * DAY }),
       product(base + 2, { status: 2, type: 2, name: "Bravo", price: 100, created: now - 20 * DAY }),
-      product(base + 3, { status: 1, type: 3, name: "Charlie", price: 200, created: now - 2 * DAY }),
-      product(base + 4, { status: 0, type: 3, name: "Delta", price: 200, parentProductId: base + 3 }),
+      product(base + 3, { status: 1, type: 1, name: "Charlie", price: 200, created: now - 2 * DAY }),
+      product(base + 4, { status: 0, type: 1, name: "Delta", price: 200, parentProductId: base + 3 }),
       product(base + 5, { status: -1, type: 2, name: "Echo", price: 500, changed: now - DAY }),
     ],
   });
@@ -67,7 +68,7 @@ describe("GET /api/2/products", () => {
       clientId: webClient.id,
       type: "2",
       bundle: "0",
-      price: 14900,
+      price: "14900",
       vat: "2500",
       currency: "NOK",
       paymentOptions: "6",
@@ -79,7 +80,13 @@ describe("GET /api/2/products", () => {
       saleStart: null,
       created: "2023-01-01 00:00:00",
     });
-    expect(body.data[1]).toMatchObject({ productId: "502", parentProductId: "501", type: "3", status: "1" });
+    expect(body.data[1]).toMatchObject({
+      productId: "502",
+      parentProductId: "501",
+      type: "1",
+      price: "4900",
+      status: "1",
+    });
   });
 
   it("accepts a user token, listing its own client's products", async () => {

@@ -28,12 +28,19 @@ import {
   type DigitalContentField,
   digitalContentSchema,
 } from "../schemas/responses/digital-content";
+import { DIGITAL_CONTENT_STATUS } from "../schemas/value-sets";
 import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
 import { digitalContentView } from "./views/digital-content";
 
-/** Status filters and the statuses they select (1 active, 0 expired, -1 deleted, -2 blocked). */
-const STATUS_FILTERS: Record<string, number[] | null> = { active: [1], expired: [0], all: null, none: null };
-const NOT_EXCLUDED = [1, 0];
+const { available, expired } = DIGITAL_CONTENT_STATUS;
+/** Status filters and the statuses they select (3 available, 0 expired, -1 deleted, -2 blocked). */
+const STATUS_FILTERS: Record<string, number[] | null> = {
+  active: [available],
+  expired: [expired],
+  all: null,
+  none: null,
+};
+const NOT_EXCLUDED = [available, expired];
 
 type Criterion = "userId" | "status" | "productId" | "parentProductId" | "clientId";
 

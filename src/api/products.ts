@@ -22,6 +22,7 @@ import {
 import { requireToken } from "../middleware/auth";
 import { PRODUCT_FIELDS, type ProductField, productSchema } from "../schemas/responses/product";
 import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
+import { PRODUCT_TYPE } from "../schemas/value-sets";
 import { productView } from "./views/product";
 
 /** Status filters and the product statuses they select. */
@@ -33,7 +34,10 @@ const STATUS_FILTERS: Record<string, number> = {
   available: 3,
 };
 /** Type filters and the product types they select: `content` is digital content, `subscription` subscriptions. */
-const TYPE_FILTERS: Record<string, number> = { subscription: 2, content: 3 };
+const TYPE_FILTERS: Record<string, number> = {
+  subscription: PRODUCT_TYPE.subscription,
+  content: PRODUCT_TYPE.digitalContent,
+};
 const NOT_DELETED = [0, 1, 2, 3];
 
 type Criterion = "productId" | "name" | "code" | "price" | "parentProductId" | "clientId";

@@ -1,6 +1,8 @@
 /**
  * The import file (`npm run db:import -- file.json`): merchants, clients, users, products,
- * digitalContents and mails, each list optional. Passwords and client secrets arrive in plain
+ * digitalContents and mails, each list optional. `"version": 2` files write product types and
+ * digital-content statuses in SPiD's value sets (schemas/value-sets.ts); files without a version,
+ * written before them, are read in the earlier sets and converted (LEGACY_VALUES). Passwords and client secrets arrive in plain
  * text and are hashed on import. Every rule the API relies on is checked here, before anything
  * is written. When the file has a list of some kind (say clients), references to that kind must
  * resolve within the file; when it has none, they may name rows already in the database, and the
@@ -12,12 +14,42 @@ import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/lifetimes";
 import { API_ENDPOINTS } from "./api-endpoints";
 import { CLIENT_FIELDS } from "./client-fields";
 import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
+import {
+  DIGITAL_CONTENT_STATUS,
+  DIGITAL_CONTENT_STATUSES,
+  numericValues,
+  PRODUCT_TYPE,
+  PRODUCT_TYPES,
+} from "./value-sets";
 
 export const USER_STATUSES = [1, 0, -1, -2, -3] as const;
 export const PRODUCT_STATUSES = [-1, 0, 1, 2, 3] as const;
-export const PRODUCT_TYPES = [1, 2, 3] as const;
 export const BUNDLE_TYPES = [0, 1, 2] as const;
-export const DIGITAL_CONTENT_STATUSES = [1, 0, -1, -2] as const;
+
+/** The current value sets (`"version": 2`). */
+const VALUES = {
+  productType: numericValues(PRODUCT_TYPES),
+  digitalContentStatus: numericValues(DIGITAL_CONTENT_STATUSES),
+};
+/**
+ * The value sets of files without a version, and what each value is now: product types 1 product,
+ * 2 subscription, 3 digital content; digital-content statuses 1 active, 0 expired, -1 deleted,
+ * -2 blocked.
+ */
+const LEGACY_VALUES = {
+  productType: new Map([
+    [1, PRODUCT_TYPE.default],
+    [2, PRODUCT_TYPE.subscription],
+    [3, PRODUCT_TYPE.digitalContent],
+  ]),
+  digitalContentStatus: new Map([
+    [1, DIGITAL_CONTENT_STATUS.available],
+    [0, DIGITAL_CONTENT_STATUS.expired],
+    [-1, DIGITAL_CONTENT_STATUS.deleted],
+    [-2, DIGITAL_CONTENT_STATUS.blocked],
+  ]),
+};
+export const IMPORT_FORMAT_VERSION = 2;
 export const GRANT_TYPES = [
   "authorization_code",
   "password",
@@ -179,13 +211,15 @@ const product = z.strictObject({
   productId: integerId,
   parentProductId: integerId.optional(),
   clientId,
-  type: oneOf(PRODUCT_TYPES, "type"),
+  /** Checked against the file's version's value set (below). */
+  type: z.number().int(),
   bundle: oneOf(BUNDLE_TYPES, "bundle").default(0),
   code: text().optional(),
   name: text(),
   description: text(LIMITS.productDescription).optional(),
   url: text(LIMITS.url).optional(),
-  price: z.number().int().nonnegative(),
+  /** Minor currency units, as a number or, as the API writes a price, an integer string ("9900"). */
+  price: integerId,
   vat: z.number().int().min(0).max(10000),
   currency: z.string().regex(/^[A-Z]{3}$/, "expected an ISO 4217 code such as NOK"),
   paymentOptions: z.number().int().min(0).max(255).default(2),
@@ -196,7 +230,7 @@ const product = z.strictObject({
   availableStart: datetime.optional(),
   availableStop: datetime.optional(),
   subscriptionPeriod: z.number().int().nonnegative().optional(),
-  subscriptionRenewPrice: z.number().int().nonnegative().optional(),
+  subscriptionRenewPrice: integerId.optional(),
   subscriptionRenewPeriod: z.number().int().nonnegative().optional(),
   subscriptionAutoRenew: flag.default(false),
   subscriptionAutoRenewLockPeriod: z.number().int().nonnegative().optional(),
@@ -222,7 +256,8 @@ const digitalContent = z.strictObject({
   userId: integerId,
   clientId,
   orderId: integerId.optional(),
-  status: oneOf(DIGITAL_CONTENT_STATUSES, "status"),
+  /** Checked against the file's version's value set (below). */
+  status: z.number().int(),
   count: z.number().int().nonnegative().default(1),
   bundleId: integerId.optional(),
   statusMsg: text().optional(),
@@ -247,6 +282,8 @@ const mail = z.strictObject({
 
 export const importFileSchema = z
   .strictObject({
+    /** 2: SPiD's value sets; absent: the earlier ones, converted on import. */
+    version: z.literal(IMPORT_FORMAT_VERSION).optional(),
     merchants: z.array(merchant).default([]),
     clients: z.array(client).default([]),
     users: z.array(user).default([]),
@@ -255,6 +292,25 @@ export const importFileSchema = z
     mails: z.array(mail).default([]),
   })
   .superRefine((file, ctx) => {
+    const current = file.version === IMPORT_FORMAT_VERSION;
+    const productTypes = current ? VALUES.productType : [...LEGACY_VALUES.productType.keys()];
+    const contentStatuses = current ? VALUES.digitalContentStatus : [...LEGACY_VALUES.digitalContentStatus.keys()];
+    file.products.forEach((p, i) => {
+      if (!productTypes.includes(p.type))
+        ctx.addIssue({
+          code: "custom",
+          message: `type must be one of ${productTypes.join(", ")}`,
+          path: ["products", i, "type"],
+        });
+    });
+    file.digitalContents.forEach((d, i) => {
+      if (!contentStatuses.includes(d.status))
+        ctx.addIssue({
+          code: "custom",
+          message: `status must be one of ${contentStatuses.join(", ")}`,
+          path: ["digitalContents", i, "status"],
+        });
+    });
     unique(ctx, file.merchants, "merchants", "merchantId", (m) => m.merchantId);
     unique(ctx, file.clients, "clients", "id", (c) => c.id);
     unique(ctx, file.users, "users", "userId", (u) => u.userId);
@@ -304,7 +360,22 @@ export const importFileSchema = z
       inFile(clientIds, d.clientId, file.clients.length > 0, ["digitalContents", i, "clientId"], "client");
     });
     file.mails.forEach((m, i) => inFile(userIds, m.userId, file.users.length > 0, ["mails", i, "userId"], "user"));
-  });
+  })
+  .transform((file) => (file.version === IMPORT_FORMAT_VERSION ? file : inCurrentValues(file)));
+
+/** A file without a version, its product types and digital-content statuses in the current sets. */
+function inCurrentValues<F extends { products: { type: number }[]; digitalContents: { status: number }[] }>(
+  file: F,
+): F {
+  return {
+    ...file,
+    products: file.products.map((p) => ({ ...p, type: LEGACY_VALUES.productType.get(p.type)! })),
+    digitalContents: file.digitalContents.map((d) => ({
+      ...d,
+      status: LEGACY_VALUES.digitalContentStatus.get(d.status)!,
+    })),
+  };
+}
 
 export type ImportFile = z.infer<typeof importFileSchema>;
 

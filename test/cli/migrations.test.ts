@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
 import { bin } from "./commands";
 
@@ -16,7 +16,7 @@ let config: string;
 
 function wrangler(...args: string[]) {
   const result = spawnSync(bin("wrangler"), [...args, "--config", config], { env: OFFLINE_ENV, encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} failed: ${result.stderr}`);
+  if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} failed: ${result.stderr}${result.stdout}`);
   return result.stdout;
 }
 
@@ -34,7 +34,8 @@ async function migrationsBefore(before: string | null) {
   wrangler("d1", "migrations", "apply", "DB", "--local", "--persist-to", state);
 }
 
-beforeAll(async () => {
+// A new local database for every case.
+beforeEach(async () => {
   state = await mkdtemp(join(tmpdir(), "acapi-migrations-test-"));
   migrations = join(state, "migrations");
   await mkdir(migrations);
@@ -49,7 +50,7 @@ beforeAll(async () => {
   );
 });
 
-afterAll(async () => {
+afterEach(async () => {
   await rm(state, { recursive: true, force: true });
 });
 
@@ -85,5 +86,50 @@ describe("migration 0008 (mails for addresses without a user)", () => {
     expect(query("SELECT count(*) AS tables FROM sqlite_master WHERE name = 'mail_events_copy'")).toEqual([
       { tables: 0 },
     ]);
+  });
+});
+
+describe("migration 0013 (SPiD's value sets)", () => {
+  it("moves product types and digital-content statuses to SPiD's sets, keeping every row of both tables", async () => {
+    await migrationsBefore("0013");
+    query(
+      "INSERT INTO merchants (id, name) VALUES (1, 'M'); " +
+        "INSERT INTO clients (id, secret_hash, name, merchant_id) VALUES ('client-0013', 'x', 'C', 1); " +
+        "INSERT INTO users (id, uuid) VALUES (7, '00000000-0000-4000-8000-000000000007'); " +
+        "INSERT INTO products (id, client_id, type, name, price, currency, status) VALUES " +
+        "(1, 'client-0013', 1, 'Product', 100, 'NOK', 3), (2, 'client-0013', 2, 'Subscription', 200, 'NOK', 3), " +
+        "(3, 'client-0013', 3, 'Digital content', 300, 'NOK', 1); " +
+        "INSERT INTO digital_contents (id, product_id, client_id, user_id, status) VALUES " +
+        "(10, 3, 'client-0013', 7, 1), (11, 3, 'client-0013', 7, 0), (12, 3, 'client-0013', 7, -1), (13, 3, 'client-0013', 7, -2);",
+    );
+    await migrationsBefore(null);
+    expect(query("SELECT id, type, price FROM products ORDER BY id")).toEqual([
+      { id: 1, type: 0, price: 100 },
+      { id: 2, type: 2, price: 200 },
+      { id: 3, type: 1, price: 300 },
+    ]);
+    expect(query("SELECT id, product_id, status FROM digital_contents ORDER BY id")).toEqual([
+      { id: 10, product_id: 3, status: 3 },
+      { id: 11, product_id: 3, status: 0 },
+      { id: 12, product_id: 3, status: -1 },
+      { id: 13, product_id: 3, status: -2 },
+    ]);
+    // The new defaults, the foreign key to products, and the indexes are in place; the copy is gone.
+    query(
+      "INSERT INTO products (id, client_id, name, currency) VALUES (4, 'client-0013', 'New', 'NOK'); " +
+        "INSERT INTO digital_contents (id, product_id, client_id, user_id) VALUES (14, 4, 'client-0013', 7);",
+    );
+    expect(query("SELECT type FROM products WHERE id = 4")).toEqual([{ type: 0 }]);
+    expect(query("SELECT status FROM digital_contents WHERE id = 14")).toEqual([{ status: 3 }]);
+    expect(() =>
+      query("INSERT INTO digital_contents (product_id, client_id, user_id) VALUES (99, 'client-0013', 7)"),
+    ).toThrow(/FOREIGN KEY/);
+    const indexes = query(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('products', 'digital_contents') AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    ).map((row) => row.name);
+    expect(indexes).toHaveLength(16);
+    expect(
+      query("SELECT count(*) AS tables FROM sqlite_master WHERE name IN ('digital_contents_copy', '__new_products')"),
+    ).toEqual([{ tables: 0 }]);
   });
 });

@@ -1,7 +1,11 @@
-/** The spec's Digital content object: every integer as a string, datetimes as `YYYY-MM-DD HH:MM:SS`. */
+/**
+ * The spec's Digital content object: every integer as a string, datetimes as `YYYY-MM-DD HH:MM:SS`,
+ * `statusMsg` the status's English name (SPiD's "Available") unless the row has its own.
+ */
 import type { DigitalContentRecord } from "../../db/queries/digital-contents";
 import { formatDatetime } from "../../http/datetime";
 import type { DigitalContent } from "../../schemas/responses/digital-content";
+import { DIGITAL_CONTENT_STATUSES } from "../../schemas/value-sets";
 import { integerText as text } from "./integer-text";
 
 export function digitalContentView(d: DigitalContentRecord): DigitalContent {
@@ -17,6 +21,6 @@ export function digitalContentView(d: DigitalContentRecord): DigitalContent {
     updated: formatDatetime(d.updated),
     created: formatDatetime(d.created),
     bundleId: text(d.bundleId),
-    statusMsg: d.statusMsg,
+    statusMsg: d.statusMsg ?? DIGITAL_CONTENT_STATUSES.get(String(d.status))?.en_US ?? null,
   };
 }

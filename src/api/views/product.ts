@@ -1,6 +1,7 @@
 /**
  * The spec's Product object: integers the spec types "integer (as string)", enum values and `1`/`0`
- * flags as strings; prices and periods in seconds as numbers; datetimes as `YYYY-MM-DD HH:MM:SS`,
+ * flags as strings; prices in minor units as integer strings (SPiD's `types/price.edn`: "9900" is
+ * 99,00); periods in seconds as numbers; datetimes as `YYYY-MM-DD HH:MM:SS`,
  * null where a product has none (a sale with no start, say).
  */
 import type { ProductRecord } from "../../db/queries/products";
@@ -22,7 +23,7 @@ export function productView(p: ProductRecord): Product {
     name: p.name,
     description: p.description,
     url: p.url,
-    price: p.price,
+    price: String(p.price),
     vat: String(p.vat),
     currency: p.currency,
     paymentOptions: String(p.paymentOptions),
@@ -33,7 +34,7 @@ export function productView(p: ProductRecord): Product {
     availableStart: datetime(p.availableStart),
     availableStop: datetime(p.availableStop),
     subscriptionPeriod: p.subscriptionPeriod,
-    subscriptionRenewPrice: p.subscriptionRenewPrice,
+    subscriptionRenewPrice: text(p.subscriptionRenewPrice),
     subscriptionRenewPeriod: p.subscriptionRenewPeriod,
     subscriptionAutoRenew: flag(p.subscriptionAutoRenew),
     subscriptionAutoRenewLockPeriod: p.subscriptionAutoRenewLockPeriod,

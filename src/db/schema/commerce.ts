@@ -12,8 +12,8 @@ export const products = sqliteTable(
     clientId: text("client_id")
       .notNull()
       .references(() => clients.id),
-    /** 1 product, 2 subscription, 3 digital content. */
-    type: integer("type").notNull().default(1),
+    /** SPiD's product types: 0 default, 1 digital content, 2 subscription, 3 physical, 4 classifieds (schemas/value-sets.ts). */
+    type: integer("type").notNull().default(0),
     /** 0 not a bundle, 1 dynamic bundle, 2 one-time bundle. */
     bundle: integer("bundle").notNull().default(0),
     code: text("code"),
@@ -80,8 +80,8 @@ export const digitalContents = sqliteTable(
       .notNull()
       .references(() => users.id),
     orderId: integer("order_id"),
-    /** 1 active, 0 expired, -1 deleted, -2 blocked. */
-    status: integer("status").notNull().default(1),
+    /** 3 available, 0 expired, -1 deleted (revoked), -2 blocked (schemas/value-sets.ts). */
+    status: integer("status").notNull().default(3),
     count: integer("count").notNull().default(1),
     bundleId: integer("bundle_id"),
     statusMsg: text("status_msg"),

@@ -16,8 +16,8 @@ export const productSchema = z.object({
   name: z.string(),
   description: nullableText,
   url: nullableText,
-  /** Minor currency units. */
-  price: z.number(),
+  /** Minor currency units, as an integer string ("9900" is 99,00 in `currency`). */
+  price: integerText,
   vat: integerText,
   currency: z.string(),
   paymentOptions: integerText,
@@ -28,7 +28,7 @@ export const productSchema = z.object({
   availableStart: nullableDatetime,
   availableStop: nullableDatetime,
   subscriptionPeriod: nullableNumber,
-  subscriptionRenewPrice: nullableNumber,
+  subscriptionRenewPrice: nullableIntegerText,
   subscriptionRenewPeriod: nullableNumber,
   subscriptionAutoRenew: flag,
   subscriptionAutoRenewLockPeriod: nullableNumber,
