@@ -8,12 +8,14 @@ import type { Context } from "hono";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { getPath } from "hono/utils/url";
 import { clientRoutes } from "./api/clients";
+import { describeRoutes } from "./api/describe";
 import { deviceRoutes } from "./api/devices";
 import { digitalContentRoutes } from "./api/digital-contents";
 import { documentationRoutes } from "./api/docs";
 import { mailRoutes } from "./api/mail";
 import { signinRoutes } from "./api/signin";
 import { meRoutes } from "./api/me";
+import { productAccessRoutes } from "./api/product-access";
 import { productRoutes } from "./api/products";
 import { statusRoutes } from "./api/status";
 import { userRoutes } from "./api/user";
@@ -67,6 +69,8 @@ app.route(API_BASE, mailRoutes);
 app.route(API_BASE, signinRoutes);
 app.route(API_BASE, userListRoutes);
 app.route(API_BASE, userRoutes);
+app.route(API_BASE, productAccessRoutes);
+app.route(API_BASE, describeRoutes);
 app.route(`${API_BASE}/oauth`, exchangeRoutes);
 app.route(
   API_BASE,

@@ -33,6 +33,9 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
       body: `clientId=${webClient.id}&type=code`,
     },
   },
+  describe: { path: "/api/2/describe/User", token: "server" },
+  "user/product": { path: "/api/2/user/1001/product/502", token: "server" },
+  "user/products": { path: "/api/2/user/1001/products", token: "server" },
   signin: {
     path: "/api/2/signin",
     token: "server",

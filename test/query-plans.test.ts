@@ -7,6 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { type DigitalContentSearch, searchDigitalContents } from "../src/db/queries/digital-contents";
+import { newestRow, userProducts } from "../src/db/queries/product-access";
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
 import { findUsers, type UserSearch } from "../src/db/queries/user-search";
 
@@ -157,5 +158,16 @@ describe("user pages", () => {
     expect(detail).toMatch(index);
     expect(detail).toMatch(/user_clients USING (COVERING INDEX|PRIMARY KEY|INDEX)/);
     expect(detail).not.toMatch(/\bSCAN (users|user_clients)\b/);
+  });
+});
+
+describe("a user's products", () => {
+  it("finds the user's rows at the client by the client and user index, for the list and for a grant", async () => {
+    const list = await plan(userProducts(db, { clientId: "c", userId: 1, statuses: [3], sort: [], ...page }));
+    expect(list).toMatch(/USING INDEX digital_contents_client_user_idx \(client_id=\? AND user_id=\?\)/);
+    expect(list).toMatch(/USING INTEGER PRIMARY KEY/);
+    expect(await plan(newestRow(db, { clientId: "c", userId: 1 }, 7))).toMatch(
+      /^SEARCH digital_contents USING INDEX digital_contents_client_user_idx \(client_id=\? AND user_id=\?\)$/,
+    );
   });
 });

@@ -199,3 +199,26 @@ describe("the access token in a form body (spid-client-java and sdk-java on POST
     expect(res.status).toBe(401);
   });
 });
+
+describe("product access as the SDKs call it", () => {
+  // The demo web client's digital content product (502) and a user connected to it.
+  const path = (userId: number) => `/api/2/user/${userId}/product/502`;
+
+  it("grants with the token in the form body (Java), checks with it in the query (PHP), revokes with DELETE (both)", async () => {
+    const userId = 9603;
+    await createUser(userId);
+    const server = await serverToken();
+    const granted = await call(path(userId), {
+      method: "POST",
+      headers: FORM,
+      body: new URLSearchParams({ oauth_token: server }).toString(),
+    });
+    expect(granted.status).toBe(200);
+    expect((await container(granted)).data).toEqual({ productId: "502", result: true });
+    const checked = await call(phpUrl(path(userId), "GET", server));
+    expect((await container(checked)).data).toEqual({ productId: "502", result: true });
+    const revoked = await call(phpUrl(path(userId), "DELETE", server), { method: "DELETE" });
+    expect(revoked.status).toBe(200);
+    expect((await container(revoked)).data).toMatchObject({ productId: "502", status: "-1" });
+  });
+});

@@ -1,36 +1,18 @@
 /**
  * The API's own description, generated from the app (http/openapi.ts), no token:
- * GET /api/2/openapi.json (OpenAPI 3.1), GET /api/2/reference (the same, readable, server-rendered
- * with no script), GET /api/2/describe/{object} (one object's JSON Schema, in the container).
+ * GET /api/2/openapi.json (OpenAPI 3.1, each object's JSON Schema under components.schemas) and
+ * GET /api/2/reference (the same, readable, server-rendered with no script).
  */
 import { Hono } from "hono";
 import { html, raw } from "hono/html";
 import * as z from "zod/mini";
-import type { $ZodType } from "zod/v4/core";
 import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
-import { describeRoute, respond } from "../http/container";
+import { describeRoute } from "../http/container";
 import { inlineStyleSource } from "../http/content-security";
 import { openApiDocument, type Route } from "../http/openapi";
-import { clientSchema } from "../schemas/responses/client";
-import { digitalContentSchema } from "../schemas/responses/digital-content";
-import { mailSchema } from "../schemas/responses/mail";
-import { productSchema } from "../schemas/responses/product";
-import { deviceFingerprintSchema } from "../schemas/responses/service";
-import { userSchema } from "../schemas/responses/user";
 import { WEB_VERSION } from "./version";
 
 type OpenApiDocument = ReturnType<typeof openApiDocument>;
-
-/** The objects `describe` knows, by their lower-case names (a Map: no inherited names like `constructor`). */
-const OBJECTS = new Map<string, { name: string; schema: $ZodType }>([
-  ["user", { name: "User", schema: userSchema }],
-  ["product", { name: "Product", schema: productSchema }],
-  ["digitalcontent", { name: "DigitalContent", schema: digitalContentSchema }],
-  ["mail", { name: "Mail", schema: mailSchema }],
-  ["client", { name: "Client", schema: clientSchema }],
-  ["devicefingerprint", { name: "DeviceFingerprint", schema: deviceFingerprintSchema }],
-]);
 
 const STYLE =
   "body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem}" +
@@ -137,26 +119,5 @@ export function documentationRoutes(routes: () => readonly Route[]) {
           "Content-Security-Policy": `default-src 'none'; style-src ${await inlineStyleSource(STYLE)}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
           "Cache-Control": "public, max-age=300",
         }),
-    )
-    .get(
-      "/describe/:object",
-      describeRoute({
-        name: "Describe an object",
-        controller: "api/describe#show",
-        description: `The JSON Schema of one object: ${[...OBJECTS.values()]
-          .map((o) => o.name)
-          .join(", ")} (any case).`,
-        success: { data: z.record(z.string(), z.unknown()) },
-      }),
-      (c) => {
-        const object = OBJECTS.get((c.req.param("object") ?? "").toLowerCase());
-        if (!object) {
-          const names = [...OBJECTS.values()].map((o) => o.name);
-          throw new ApiError(404, "invalid_request", `Unknown object; one of ${names.join(", ")}`);
-        }
-        // A registry of its own, so that the object is written out whole rather than as a $ref.
-        const schema = z.toJSONSchema(object.schema, { io: "output", metadata: z.registry() });
-        return respond(c, { object: "Schema", data: { title: object.name, ...schema } });
-      },
     );
 }

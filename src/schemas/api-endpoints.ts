@@ -13,6 +13,9 @@ export const API_ENDPOINTS = [
   "devices",
   "exchange",
   "signin",
+  "describe",
+  "user/product",
+  "user/products",
 ] as const;
 
 export type ApiEndpoint = (typeof API_ENDPOINTS)[number];

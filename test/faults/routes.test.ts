@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CALL_DEADLINE_MS } from "../../src/platform/calls";
 import { type BindingName, type Fault, faultyEnv, fetchWith } from "../helpers/faults";
 import { basicAuth, bearer, call } from "../helpers/http";
-import { createClient, createUser } from "../helpers/seed";
+import { createClient, createUser, importData } from "../helpers/seed";
 
 /** The deadline, and room for the Worker's own work beside thirty stalled requests at once. */
 const ANSWERED_WITHIN_MS = CALL_DEADLINE_MS + 1_500;
@@ -26,6 +26,43 @@ type Setting = {
 
 let nextUser = 9_700;
 let nextPage = 1;
+let nextProduct = 990_000 + Math.floor(Math.random() * 1000) * 10;
+
+/** A digital content product of the setting's client, held by its user when `held`. */
+async function productOf(s: Setting, held: boolean): Promise<number> {
+  const productId = nextProduct++;
+  const created = "2024-01-01 00:00:00";
+  await importData({
+    version: 2,
+    products: [
+      {
+        productId,
+        clientId: s.client.id,
+        type: 1,
+        name: "Archive",
+        price: "900",
+        vat: 2500,
+        currency: "NOK",
+        status: 3,
+        created,
+      },
+    ],
+    digitalContents: held
+      ? [
+          {
+            userProductId: productId,
+            productId,
+            userId: s.userId,
+            clientId: s.client.id,
+            status: 3,
+            created,
+            updated: created,
+          },
+        ]
+      : [],
+  });
+  return productId;
+}
 
 /** A fresh client (so no isolate holds a lease for it) and a fresh user signed in to it. */
 async function setting(): Promise<Setting> {
@@ -120,6 +157,42 @@ const ROUTES: Route[] = [
     request: (s) => [`/api/2/mail?id=${s.userId}`, apiRead(s, s.serverToken)],
   },
   {
+    name: "GET /api/2/describe/{object}",
+    uses: ["RATE_LIMITER"],
+    ok: 200,
+    request: (s) => ["/api/2/describe/User", apiRead(s, s.serverToken)],
+  },
+  {
+    name: "GET /api/2/user/{id}/product/{productId}",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async (s) => [`/api/2/user/${s.userId}/product/${await productOf(s, true)}`, apiRead(s, s.serverToken)],
+  },
+  {
+    name: "GET /api/2/user/{id}/products",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: (s) => [`/api/2/user/${s.userId}/products`, apiRead(s, s.serverToken)],
+  },
+  {
+    name: "POST /api/2/user/{id}/product/{productId}",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async (s) => [
+      `/api/2/user/${s.userId}/product/${await productOf(s, false)}`,
+      { method: "POST", headers: bearer(s.serverToken) },
+    ],
+  },
+  {
+    name: "DELETE /api/2/user/{id}/product/{productId}",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async (s) => [
+      `/api/2/user/${s.userId}/product/${await productOf(s, true)}`,
+      { method: "DELETE", headers: bearer(s.serverToken) },
+    ],
+  },
+  {
     name: "POST /api/2/devices",
     uses: ["DB", "RATE_LIMITER"],
     ok: 201,
@@ -175,6 +248,21 @@ const ROUTES: Route[] = [
     uses: ["DB", "RATE_LIMITER"],
     ok: 200,
     request: (s) => ["/oauth/revoke", form({ token: s.refreshToken }, basicAuth(s.client.id, s.client.secret))],
+  },
+  {
+    name: "GET /flow/login",
+    uses: ["DB"],
+    ok: 200,
+    request: (s) => [
+      `/flow/login?${new URLSearchParams({ client_id: s.client.id, redirect_uri: CALLBACK, response_type: "code" })}`,
+      {},
+    ],
+  },
+  {
+    name: "GET /logout",
+    uses: ["DB"],
+    ok: 303,
+    request: (s) => [`/logout?${new URLSearchParams({ client_id: s.client.id, redirect_uri: CALLBACK })}`, {}],
   },
   {
     name: "GET /oauth/authorize",

@@ -97,7 +97,14 @@ export type Container = {
   request: { limit: number; remaining: number; reset: number };
   debug: { route: { name: string; url: string; controller: string }; params: { options: unknown; where: unknown } };
   meta: unknown;
-  error: { error: string; error_code: number; type: string; error_description: string } | null;
+  error: {
+    error: string;
+    error_code: number;
+    type: string;
+    error_description: string;
+    code: number;
+    description: string;
+  } | null;
   data: any;
 };
 

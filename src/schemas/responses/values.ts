@@ -1,7 +1,7 @@
 /**
  * Value shapes the response schemas share. The response schemas (this folder) are the one
  * description of what the API answers: the views are typed by them, the OpenAPI document and
- * `GET /api/2/describe/{object}` are generated from them. zod/mini, as everywhere in the Worker.
+ * the JSON Schemas under its `components.schemas` are generated from them. zod/mini, as everywhere in the Worker.
  */
 import * as z from "zod/mini";
 

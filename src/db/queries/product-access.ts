@@ -1,0 +1,176 @@
+/**
+ * A user's access to a client's digital-content products: the user's digital contents (one row a
+ * grant; SPiD's userProductId). Every query names the client and the user, and is served by the
+ * (client_id, user_id) index; a change is one statement or one batch, so grants and revocations
+ * racing each other leave one consistent row per product.
+ */
+import { and, desc, eq, inArray, max, ne, notExists, notInArray, sql } from "drizzle-orm";
+import type { Database } from "../client";
+import { digitalContents, products } from "../schema";
+import { DIGITAL_CONTENT_STATUS } from "../../schemas/value-sets";
+import type { DigitalContentRecord } from "./digital-contents";
+import { indexedIf, type Page, withinTime } from "./page";
+
+const { available, deleted, blocked } = DIGITAL_CONTENT_STATUS;
+
+export type AccessProduct = Pick<
+  typeof products.$inferSelect,
+  "id" | "clientId" | "parentProductId" | "type" | "status"
+>;
+
+/** The product, whichever client's it is (the caller checks that). */
+export function findAccessProduct(db: Database, productId: number): Promise<AccessProduct | undefined> {
+  return db
+    .select({
+      id: products.id,
+      clientId: products.clientId,
+      parentProductId: products.parentProductId,
+      type: products.type,
+      status: products.status,
+    })
+    .from(products)
+    .where(eq(products.id, productId))
+    .get();
+}
+
+type Holder = { clientId: string; userId: number };
+
+const ofHolder = ({ clientId, userId }: Holder) =>
+  and(eq(digitalContents.clientId, clientId), eq(digitalContents.userId, userId));
+
+/**
+ * The product column written `+product_id`: a user holds a few rows, a popular product has many,
+ * so its conditions and grouping leave the (client_id, user_id) index to be chosen.
+ */
+const productOfRow = indexedIf(digitalContents.productId, false);
+/** Likewise the status: most of a client's rows share one. */
+const statusOfRow = indexedIf(digitalContents.status, false);
+
+/**
+ * Whether the user holds one of `productIds` now (a product, or its parent: SPiD's access rule
+ * for digital content).
+ */
+export async function holdsAny(db: Database, holder: Holder, productIds: number[]): Promise<boolean> {
+  const row = await db
+    .select({ id: digitalContents.id })
+    .from(digitalContents)
+    .where(and(ofHolder(holder), inArray(productOfRow, productIds), eq(statusOfRow, available)))
+    .limit(1)
+    .get();
+  return row !== undefined;
+}
+
+/** The user's newest row for the product, the one grants and revocations change. */
+export function newestRow(db: Database, holder: Holder, productId: number) {
+  return db
+    .select()
+    .from(digitalContents)
+    .where(and(ofHolder(holder), eq(productOfRow, productId)))
+    .orderBy(desc(digitalContents.id))
+    .limit(1);
+}
+
+/**
+ * Grants the product, in one batch: the newest row, expired or revoked, is made available again,
+ * or, where the user has none, one is added; a blocked row stays blocked. The product's row after
+ * the batch, which says whether access was granted.
+ */
+export async function grantAccess(
+  db: Database,
+  holder: Holder,
+  product: AccessProduct,
+  now: number,
+): Promise<DigitalContentRecord> {
+  const ofProduct = and(ofHolder(holder), eq(productOfRow, product.id));
+  const newest = db
+    .select({ id: max(digitalContents.id) })
+    .from(digitalContents)
+    .where(ofProduct);
+  const [, , after] = await db.batch([
+    db
+      .update(digitalContents)
+      .set({ status: available, count: 1, statusMsg: null, updated: now })
+      .where(and(eq(digitalContents.id, newest), notInArray(digitalContents.status, [available, blocked]))),
+    // Added, from the product's own row, only where the user has none of it.
+    db.insert(digitalContents).select(
+      db
+        .select({
+          // Every column, in the table's order; a null id is the next one.
+          id: sql<number>`NULL`.as("id"),
+          productId: products.id,
+          parentProductId: products.parentProductId,
+          clientId: products.clientId,
+          userId: sql<number>`${holder.userId}`.as("user_id"),
+          orderId: sql<number | null>`NULL`.as("order_id"),
+          status: sql<number>`${available}`.as("status"),
+          count: sql<number>`1`.as("count"),
+          bundleId: sql<number | null>`NULL`.as("bundle_id"),
+          statusMsg: sql<string | null>`NULL`.as("status_msg"),
+          created: sql<number>`${now}`.as("created"),
+          updated: sql<number>`${now}`.as("updated"),
+        })
+        .from(products)
+        .where(
+          and(
+            eq(products.id, product.id),
+            notExists(db.select({ id: digitalContents.id }).from(digitalContents).where(ofProduct)),
+          ),
+        ),
+    ),
+    newestRow(db, holder, product.id),
+  ]);
+  return after[0]!;
+}
+
+/**
+ * Revokes the product: every row of it not yet deleted is marked deleted, in one statement. The
+ * newest row after it (deleted, whether by this call or an earlier one), or undefined when the
+ * user never held the product.
+ */
+export async function revokeAccess(
+  db: Database,
+  holder: Holder,
+  productId: number,
+  now: number,
+): Promise<DigitalContentRecord | undefined> {
+  const ofProduct = and(ofHolder(holder), eq(productOfRow, productId));
+  const [, after] = await db.batch([
+    db
+      .update(digitalContents)
+      .set({ status: deleted, count: 0, statusMsg: null, updated: now })
+      .where(and(ofProduct, ne(statusOfRow, deleted))),
+    newestRow(db, holder, productId),
+  ]);
+  return after[0];
+}
+
+export type UserProductsQuery = Holder &
+  Page<never> & {
+    /** Null for every status. */
+    statuses: number[] | null;
+  };
+
+/**
+ * The user's products at the client, one row a product (its newest among the statuses asked
+ * for), in product order: SPiD's list keyed by productId.
+ */
+export function userProducts(db: Database, query: UserProductsQuery) {
+  const newestOfEach = db
+    .select({ id: max(digitalContents.id) })
+    .from(digitalContents)
+    .where(
+      and(
+        ofHolder(query),
+        query.statuses ? inArray(statusOfRow, query.statuses) : undefined,
+        ...withinTime(digitalContents.created, query),
+      ),
+    )
+    .groupBy(productOfRow);
+  return db
+    .select()
+    .from(digitalContents)
+    .where(inArray(digitalContents.id, newestOfEach))
+    .orderBy(digitalContents.productId)
+    .limit(query.limit)
+    .offset(query.offset);
+}
