@@ -491,7 +491,8 @@ describe("GET /oauth/authorize: where failures go (the spec's three rules)", () 
   it.each([
     ["a repeated parameter", "&state=again", "invalid_request"],
     ["a response type other than code", "&response_type=token", "invalid_request"],
-    ["a scope", "&scope=openid", "invalid_scope"],
+    ["a scope", "&scope=admin", "invalid_scope"],
+    ["a scope beside OpenID Connect's", "&scope=openid%20admin", "invalid_scope"],
     ["a state over 2,048 characters", "", "invalid_request"],
   ])("sends %s back as an error", async (name, extra, error) => {
     const client = await webClient();
@@ -502,6 +503,20 @@ describe("GET /oauth/authorize: where failures go (the spec's three rules)", () 
     expect(params.get("error")).toBe(error);
     // A state too long to trust is not sent back.
     if (name.startsWith("a state")) expect(params.get("state")).toBeNull();
+  });
+
+  it("takes OpenID Connect's scopes, as SPiD's browser SDK sends them, and grants none of them", async () => {
+    const client = await webClient({ autoApprove: true });
+    const user = await createUser(nextUser++);
+    const browser = new Browser();
+    const path = authorizePath(client.id, { scope: "openid profile email", prompt: "select_account" });
+    const page = await expectPage(await browser.get(path), 200, "Sign in");
+    const res = await browser.submit(page, { action: "login", email: user.email, password: user.password });
+    const tokens = await redeem(client, redirectParameters(res).params.get("code")!);
+    expect(tokens.status).toBe(200);
+    const body = (await tokens.json()) as Record<string, unknown>;
+    expect(body.scope).toBe("");
+    expect(body).not.toHaveProperty("id_token");
   });
 
   it("refuses a missing response_type as invalid_request, an unknown one as unsupported_response_type", async () => {

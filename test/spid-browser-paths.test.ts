@@ -208,6 +208,18 @@ describe("GET /logout", () => {
     await expectPage(await browser.get(flowPath("login", client.id)), 200, "Sign in");
   });
 
+  it("takes the client from client_sdrn, as SPiD's browser SDK's logout URL names it", async () => {
+    const client = await shop();
+    const query = new URLSearchParams({
+      client_sdrn: `sdrn:schibsted.com:client:${client.id}`,
+      redirect_uri: CALLBACK,
+      sdk_version: "5.1.1",
+    });
+    expect((await new Browser().get(`/logout?${query}`)).headers.get("Location")).toBe(CALLBACK);
+    query.set("client_sdrn", `sdrn:schibsted.com:user:${client.id}`);
+    await expectPage(await new Browser().get(`/logout?${query}`), 200, "You are signed out");
+  });
+
   it("takes the client from oauth_token, as the PHP and Java SDKs' logout URLs name it", async () => {
     const client = await shop();
     const token = await serverToken(client);

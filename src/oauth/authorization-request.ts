@@ -28,6 +28,13 @@ const AUTHORIZATION_PARAMETERS = [
 ] as const;
 type Parameter = (typeof AUTHORIZATION_PARAMETERS)[number];
 
+/**
+ * OpenID Connect's scopes, which SPiD's browser SDK sends with every login (`scope=openid`): taken
+ * and not granted (RFC 6749 §3.3; the token response's `scope` says none was) until this service
+ * is an OpenID Provider. Any other scope is refused.
+ */
+const IGNORED_SCOPES = new Set(["openid", "profile", "email", "phone", "address", "offline_access"]);
+
 /** Longer than any client id, registered redirect URI or state a client needs. */
 export const MAX_PARAMETER_LENGTH = 2048;
 /** An S256 challenge is the base64url SHA-256 of the verifier: 43 characters. */
@@ -116,7 +123,10 @@ export async function judgeAuthorizationRequest(
   if (!client.grantTypes.includes("authorization_code")) {
     return fail("unauthorized_client", "The client is not allowed to use the authorization code grant");
   }
-  if (single("scope").value !== undefined) return fail("invalid_scope", "No scopes are defined for this client");
+  const scope = single("scope").value;
+  if (scope !== undefined && !scope.split(" ").every((value) => IGNORED_SCOPES.has(value))) {
+    return fail("invalid_scope", "No scopes are defined for this client");
+  }
   const view = single("view").value;
   if (view !== undefined && !VIEWS.includes(view)) {
     return fail("invalid_request", "Parameter 'view' must be signup or signin");

@@ -69,17 +69,30 @@ export const spidBrowserRoutes = new Hono<AppEnv>()
       name: "Sign out (SPiD's path)",
       controller: "oauth/logout#spid",
       description:
-        "GET /oauth/logout under SPiD's path. The client is `client_id`, or, as SPiD's PHP and Java SDKs send it, the client of a valid access token in `oauth_token` (only to name the client: the token is not revoked).",
+        "GET /oauth/logout under SPiD's path. The client is `client_id`, the client `client_sdrn` names (SPiD's browser SDK), or, as SPiD's PHP and Java SDKs send it, the client of a valid access token in `oauth_token` (only to name the client: the token is not revoked).",
       parameters: [
         query("client_id"),
         query("redirect_uri"),
-        query("oauth_token", "An access token of the client, when client_id is not given"),
+        query(
+          "client_sdrn",
+          "The client as SPiD's browser SDK names it (sdrn:<namespace>:client:<id>), when client_id is not given",
+        ),
+        query("oauth_token", "An access token of the client, when neither names it"),
         LOCALE_PARAMETER,
       ],
       success: { data: z.string(), bare: true, mediaType: "text/html" },
     }),
-    async (c) => askToSignOut(c, c.req.query("client_id") ?? (await tokenClient(c))),
+    async (c) =>
+      askToSignOut(c, c.req.query("client_id") ?? sdrnClient(c.req.query("client_sdrn")) ?? (await tokenClient(c))),
   );
+
+/**
+ * The client an SDRN names (`sdrn:<namespace>:client:<id>`): SPiD's browser SDK names the client
+ * so in its logout URL, when its session domain is this service.
+ */
+function sdrnClient(sdrn: string | undefined): string | undefined {
+  return sdrn === undefined ? undefined : /^sdrn:[^:]*:client:([^:]+)$/.exec(sdrn)?.[1];
+}
 
 /** The client of the query's `oauth_token`, when it is one valid access token; otherwise none. */
 async function tokenClient(c: Context<AppEnv>): Promise<string | undefined> {
