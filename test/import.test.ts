@@ -105,6 +105,8 @@ describe("value sets: files without a version and version 2", () => {
     });
     expect(parsed.products.map((p) => p.type)).toEqual([0, 2, 1]);
     expect(parsed.digitalContents.map((d) => d.status)).toEqual([0, 3, -1, -2]);
+    // Converted once: read again, it is a version 2 file and stays as it is.
+    expect(importFileSchema.parse(parsed)).toEqual(parsed);
   });
 
   it("stores the shared example file's digital content product and its grant in SPiD's sets", async () => {

@@ -193,15 +193,20 @@ describe("granting, reading and revoking", () => {
     expect(res.status).toBe(400);
     expect(body.error?.description).toMatch(/^Was not able to grant access/);
     expect((await access("GET", userId, content)).res.status).toBe(404);
+    // Nor can a revocation and a grant lift it: the revocation leaves it alone, the grant is refused.
+    const revoked = await access("DELETE", userId, content);
+    expect(revoked.res.status).toBe(400);
+    expect(revoked.body.error?.description).toMatch(/^Was not able to remove access/);
+    expect((await access("POST", userId, content)).res.status).toBe(400);
+    expect((await rows(userId, content)).map((r) => r.status)).toEqual([-2]);
   });
 
-  it("ends in one consistent row whatever order racing grants and revocations land in", async () => {
+  it("ends in one row, whose status is what the access check says, after grants and revocations sent at once", async () => {
     const userId = await shopUser();
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => access(i % 2 === 0 ? "POST" : "DELETE", userId, content)),
-    );
-    // Every call is answered: a grant 200, a revocation 200, or 400 if it came before any grant.
-    for (const { res } of results) expect([200, 400]).toContain(res.status);
+    const methods = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? "POST" : "DELETE"));
+    const results = await Promise.all(methods.map((method) => access(method, userId, content)));
+    // A grant always succeeds; a revocation does, or is a 400 when it landed before any grant.
+    results.forEach(({ res }, i) => expect(methods[i] === "POST" ? [200] : [200, 400]).toContain(res.status));
     const [row, ...more] = await rows(userId, content);
     expect(more).toEqual([]);
     const held = (await access("GET", userId, content)).res.status === 200;
@@ -276,15 +281,22 @@ describe("who may", () => {
     expectError(other.body, 404, "Client ID mismatch");
   });
 
-  it("reads across the merchant's clients with filters=merchant", async () => {
+  it("reads across the merchant's clients with filters=merchant, for its own users only", async () => {
     const userId = await shopUser([shop.id, sibling.id]);
-    await access("POST", userId, siblings, await serverToken(sibling));
+    const siblingToken = await serverToken(sibling);
+    await access("POST", userId, siblings, siblingToken);
     expect((await access("GET", userId, siblings)).res.status).toBe(404);
     expect((await access("GET", userId, siblings, token, "?filters=merchant")).body.data).toEqual({
       productId: String(siblings),
       result: true,
     });
     expect((await access("GET", userId, siblings, token, "?filters=all")).res.status).toBe(400);
+    // A user of the sibling alone is not the shop's to ask about, merchant filter or not.
+    const theirs = await shopUser([sibling.id]);
+    await access("POST", theirs, siblings, siblingToken);
+    const refused = await access("GET", theirs, siblings, token, "?filters=merchant");
+    expect(refused.res.status).toBe(403);
+    expectError(refused.body, 403, "Client is not authorized to access this user");
   });
 
   it("lets a user token read its own user's access and products, and nobody else's; never grant", async () => {
@@ -334,6 +346,10 @@ describe("GET /api/2/user/{userId}/products", () => {
     const page = await products(userId, "?limit=1&offset=1");
     expect(page.body.meta).toEqual({ count: 1, offset: 1 });
     expect(Object.keys(page.body.data)).toEqual([String(child)]);
+    expect((await products(userId, "?fields=productId,status")).body.data[String(content)]).toEqual({
+      productId: String(content),
+      status: "3",
+    });
     // By uuid too.
     const { results } = await env.DB.prepare("SELECT uuid FROM users WHERE id = ?")
       .bind(userId)

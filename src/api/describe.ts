@@ -10,6 +10,7 @@ import * as z from "zod/mini";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
+import { singleQueryValue } from "../http/query-parameter";
 import { requireToken } from "../middleware/auth";
 import { type Locale, LOCALES } from "../pages/locale";
 import { DESCRIBED_OBJECTS } from "../schemas/value-sets";
@@ -55,11 +56,11 @@ export const describeRoutes = new Hono<AppEnv>()
     (c) => {
       const object = OBJECTS.get((c.req.param("object") ?? "").toLowerCase());
       if (!object) throw new ApiError(404, "invalid_request", "No description found for this object");
-      const locale = single(c.req.queries("locale"), "locale") ?? "en_US";
+      const locale = singleQueryValue(c, "locale") ?? "en_US";
       if (!(LOCALES as readonly string[]).includes(locale)) {
         throw new ApiError(400, "invalid_request", `Invalid parameter value: locale (accepted: ${LOCALES.join(", ")})`);
       }
-      const property = single(c.req.queries("property"), "property");
+      const property = singleQueryValue(c, "property");
       const properties = [...object.properties].filter(([name]) => property === undefined || name === property);
       if (properties.length === 0) throw new ApiError(404, "invalid_request", "No description found for this property");
       const data = Object.fromEntries(
@@ -71,9 +72,3 @@ export const describeRoutes = new Hono<AppEnv>()
       return respond(c, { object: "Utility", data, params: { options: {}, where: { object: object.name } } });
     },
   );
-
-function single(values: string[] | undefined, name: string): string | undefined {
-  if (values !== undefined && values.length > 1)
-    throw new ApiError(400, "invalid_request", `Parameter '${name}' is repeated`);
-  return values?.[0];
-}

@@ -28,19 +28,13 @@ import {
   type DigitalContentField,
   digitalContentSchema,
 } from "../schemas/responses/digital-content";
-import { DIGITAL_CONTENT_STATUS } from "../schemas/value-sets";
+import { DIGITAL_CONTENT_STATUS, DIGITAL_CONTENT_STATUS_FILTERS } from "../schemas/value-sets";
 import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
 import { digitalContentView } from "./views/digital-content";
 
-const { available, expired } = DIGITAL_CONTENT_STATUS;
-/** Status filters and the statuses they select (3 available, 0 expired, -1 deleted, -2 blocked). */
-const STATUS_FILTERS: Record<string, number[] | null> = {
-  active: [available],
-  expired: [expired],
-  all: null,
-  none: null,
-};
-const NOT_EXCLUDED = [available, expired];
+const STATUS_FILTERS = DIGITAL_CONTENT_STATUS_FILTERS;
+/** Without a status filter: every status but deleted and blocked. */
+const NOT_EXCLUDED = [DIGITAL_CONTENT_STATUS.available, DIGITAL_CONTENT_STATUS.expired];
 
 type Criterion = "userId" | "status" | "productId" | "parentProductId" | "clientId";
 

@@ -25,7 +25,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute, respond } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
-import { type ListSpec, listParameters, pageOf, parseListQuery } from "../http/list-query";
+import { type ListSpec, listParameters, pageOf, parseListQuery, selectFields } from "../http/list-query";
 import type { Parameter } from "../http/openapi";
 import { requireToken } from "../middleware/auth";
 import {
@@ -35,12 +35,22 @@ import {
   productAccessSchema,
   userProductsSchema,
 } from "../schemas/responses/digital-content";
-import { DIGITAL_CONTENT_STATUS, PRODUCT_TYPE } from "../schemas/value-sets";
+import {
+  DIGITAL_CONTENT_STATUS,
+  DIGITAL_CONTENT_STATUS_FILTERS,
+  PRODUCT_STATUS,
+  PRODUCT_TYPE,
+} from "../schemas/value-sets";
 import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
 import { pathUser } from "./path-user";
 import { digitalContentView } from "./views/digital-content";
 
 const PRODUCT_ID = /^[1-9]\d{0,15}$/;
+/** The path's product id, when it is one (canonical decimal, a safe integer). */
+function pathProductId(c: Context<AppEnv>): number | undefined {
+  const text = c.req.param("productId") ?? "";
+  return PRODUCT_ID.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
+}
 const PARAMETERS: Parameter[] = [
   {
     name: "clientId",
@@ -52,34 +62,31 @@ const PARAMETERS: Parameter[] = [
 const productNotFound = () => new ApiError(404, "invalid_request", "Product not found");
 
 /**
- * The path's user and the client whose products the call concerns: the caller's, another of its
- * merchant's named by `clientId` (admin clients), or, with `anyOfMerchant`, every client of the
- * merchant. The user must be connected to one of those clients.
+ * The path's user and the client the call acts for: the caller, or another client of its merchant
+ * named by `clientId` (admin clients). The user must be connected to that client: one connected
+ * only to other clients of the merchant is a 403, anyone else a 404.
  */
-async function holderOf(
-  c: Context<AppEnv>,
-  { fresh, anyOfMerchant = false }: { fresh: boolean; anyOfMerchant?: boolean },
-) {
+async function holderOf(c: Context<AppEnv>, fresh: boolean) {
   const userId = await pathUser(c);
   if (userId === undefined) throw new ApiError(404, "invalid_request", "User not found");
   const caller = c.get("caller");
-  const clientIds = anyOfMerchant
-    ? (await readMerchantClients(c.get("db"), caller.merchantId, fresh)).map((client) => client.id)
-    : [await readableClientId(c, c.req.queries("clientId"))];
+  const clientId = await readableClientId(c, c.req.queries("clientId"));
   const profile = await readUserProfile(c.get("db"), userId, fresh);
   const connections = profile?.connections.filter((connection) => connection.merchantId === caller.merchantId) ?? [];
   if (connections.length === 0) throw new ApiError(404, "invalid_request", "User not found");
-  if (!connections.some((connection) => clientIds.includes(connection.clientId))) {
+  if (!connections.some((connection) => connection.clientId === clientId)) {
     throw new ApiError(403, "access_denied", "Client is not authorized to access this user");
   }
-  return { userId, clientIds };
+  return { userId, clientId };
 }
 
 /** The path's product, when it is one of `clientIds`' and not deleted. */
 async function productOf(c: Context<AppEnv>, clientIds: string[]): Promise<AccessProduct> {
-  const id = c.req.param("productId") ?? "";
-  const product = PRODUCT_ID.test(id) ? await findAccessProduct(c.get("db")(), Number(id)) : undefined;
-  if (!product || !clientIds.includes(product.clientId) || product.status === -1) throw productNotFound();
+  const id = pathProductId(c);
+  const product = id === undefined ? undefined : await findAccessProduct(c.get("db")(), id);
+  if (!product || !clientIds.includes(product.clientId) || product.status === PRODUCT_STATUS.deleted) {
+    throw productNotFound();
+  }
   return product;
 }
 
@@ -96,14 +103,8 @@ function mustBeDigitalContent(product: AccessProduct, failure: string): void {
 const access = (product: AccessProduct) => ({ productId: String(product.id), result: true });
 
 type Sort = never;
-const { available, expired } = DIGITAL_CONTENT_STATUS;
-/** SPiD's filters of the user's products: `active` by default, `all` and `none` for every status. */
-const STATUS_FILTERS: Record<string, number[] | null> = {
-  active: [available],
-  expired: [expired],
-  all: null,
-  none: null,
-};
+const STATUS_FILTERS = DIGITAL_CONTENT_STATUS_FILTERS;
+const { available } = DIGITAL_CONTENT_STATUS;
 
 const USER_PRODUCTS: ListSpec<Sort, DigitalContentField, "clientId"> = {
   sorts: [],
@@ -115,7 +116,7 @@ const USER_PRODUCTS: ListSpec<Sort, DigitalContentField, "clientId"> = {
   criteria: ["clientId"],
 };
 
-/** The statuses the filters select: available alone by default, every one with `all` or `none`. */
+/** The statuses the filters select: `active` (available) by default, every one with `all` or `none`. */
 function statusesOf(filters: string[]): number[] | null {
   const selected = filters.length === 0 ? [[available]] : filters.map((filter) => STATUS_FILTERS[filter]!);
   return selected.some((statuses) => statuses === null) ? null : (selected.flat() as number[]);
@@ -128,7 +129,7 @@ export const productAccessRoutes = new Hono<AppEnv>()
       name: "Check a user's access to a product",
       controller: "api/product-access#show",
       description:
-        '`result: true` when the user holds the product or its parent. No access (a subscription included) is 404 "No access to that product.". `filters=merchant`: a product of any client of the merchant.',
+        '`result: true` when the user holds the product or its parent. No access (a subscription included) is 404 "No access to that product.". `filters=merchant`: a product of any client of the merchant, for a user of the calling client.',
       parameters: [...PARAMETERS, { name: "filters", in: "query", schema: { type: "string", enum: ["merchant"] } }],
       success: { data: productAccessSchema },
     }),
@@ -139,8 +140,11 @@ export const productAccessRoutes = new Hono<AppEnv>()
         throw new ApiError(400, "invalid_request", "Invalid parameter value: filters (accepted: merchant)");
       }
       const fresh = c.get("bookmarked");
-      const { userId, clientIds } = await holderOf(c, { fresh, anyOfMerchant: filters !== undefined });
-      const product = await productOf(c, clientIds);
+      const { userId, clientId } = await holderOf(c, fresh);
+      // The merchant filter: a product of any of the merchant's clients, for a user of this one.
+      const merchantClients = async () =>
+        (await readMerchantClients(c.get("db"), c.get("caller").merchantId, fresh)).map((client) => client.id);
+      const product = await productOf(c, filters === undefined ? [clientId] : await merchantClients());
       const family = [product.id, ...(product.parentProductId === null ? [] : [product.parentProductId])];
       const held = await holdsAny(c.get("db")(), { clientId: product.clientId, userId }, family);
       if (!held) throw new ApiError(404, "invalid_request", "No access to that product.");
@@ -159,8 +163,8 @@ export const productAccessRoutes = new Hono<AppEnv>()
     }),
     requireToken("user/product", "server"),
     async (c) => {
-      const { userId, clientIds } = await holderOf(c, { fresh: true });
-      const product = await productOf(c, clientIds);
+      const { userId, clientId } = await holderOf(c, true);
+      const product = await productOf(c, [clientId]);
       mustBeDigitalContent(product, "Was not able to grant access");
       const row = await grantAccess(c.get("db")(), { clientId: product.clientId, userId }, product, nowInSeconds());
       if (row.status !== available) {
@@ -181,8 +185,8 @@ export const productAccessRoutes = new Hono<AppEnv>()
     }),
     requireToken("user/product", "server"),
     async (c) => {
-      const { userId, clientIds } = await holderOf(c, { fresh: true });
-      const product = await productOf(c, clientIds);
+      const { userId, clientId } = await holderOf(c, true);
+      const product = await productOf(c, [clientId]);
       mustBeDigitalContent(product, "Was not able to remove access");
       const row = await revokeAccess(c.get("db")(), { clientId: product.clientId, userId }, product.id, nowInSeconds());
       if (!row) throw new ApiError(400, "invalid_request", "Was not able to remove access: the user does not hold it");
@@ -202,9 +206,9 @@ export const productAccessRoutes = new Hono<AppEnv>()
     requireToken("user/products", "any"),
     async (c) => {
       const query = parseListQuery(new URL(c.req.url), USER_PRODUCTS, nowInSeconds());
-      const { userId, clientIds } = await holderOf(c, { fresh: c.get("bookmarked") });
+      const { userId, clientId } = await holderOf(c, c.get("bookmarked"));
       const rows = await userProducts(c.get("db")(), {
-        clientId: clientIds[0]!,
+        clientId,
         userId,
         statuses: statusesOf(query.filters.status),
         ...pageOf(query),
@@ -213,7 +217,9 @@ export const productAccessRoutes = new Hono<AppEnv>()
       return respond(c, {
         object: "DigitalContent",
         type: "collection",
-        data: Object.fromEntries(rows.map((row) => [String(row.productId), digitalContentView(row)])),
+        data: Object.fromEntries(
+          rows.map((row) => [String(row.productId), selectFields(digitalContentView(row), query.fields)]),
+        ),
         meta: { count: rows.length, offset: query.offset },
         params: { options, where },
       });

@@ -277,7 +277,7 @@ export function respondPage<Row>(
 }
 
 /** An object trimmed to the selected fields, in the order they were asked for. */
-function selectFields(item: Record<string, unknown>, fields: readonly string[] | null): Record<string, unknown> {
+export function selectFields(item: Record<string, unknown>, fields: readonly string[] | null): Record<string, unknown> {
   return fields === null ? item : Object.fromEntries(fields.map((field) => [field, item[field]]));
 }
 

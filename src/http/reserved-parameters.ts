@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import { singleQueryValue } from "./query-parameter";
 import { SIGNED_PARAMETER } from "./signing";
 
 export const METHOD_PARAMETER = "method";
@@ -33,11 +34,10 @@ export const methodParameter = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 function checkMethodParameter(c: Context<AppEnv>): void {
-  const values = c.req.queries(METHOD_PARAMETER);
-  if (values === undefined) return;
+  const named = singleQueryValue(c, METHOD_PARAMETER);
+  if (named === undefined) return;
   const own = c.req.method === "HEAD" ? "GET" : c.req.method;
-  if (values.length > 1) throw new ApiError(400, "invalid_request", `Parameter '${METHOD_PARAMETER}' is repeated`);
-  if (values[0]!.toUpperCase() !== own) {
+  if (named.toUpperCase() !== own) {
     throw new ApiError(
       400,
       "invalid_request",

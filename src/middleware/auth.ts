@@ -1,18 +1,16 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, TokenKind } from "../env";
-import { ApiError, OAuthError } from "../errors";
+import { OAuthError } from "../errors";
 import { isForm } from "../http/media-type";
 import { documented } from "../http/openapi";
+import { singleQueryValue } from "../http/query-parameter";
 import { CONTEXT_CLIENT_PARAMETER } from "../http/reserved-parameters";
 import { SIGNED_PARAMETER } from "../http/signing";
-import { verifyAccessToken } from "../oauth/tokens";
+import { MAX_TOKEN_LENGTH, verifyAccessToken } from "../oauth/tokens";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
 import { enforceClientLimits } from "./rate-limit";
 import { loadSigningKey } from "./signing";
-
-/** Longer than any token we issue; anything bigger is rejected before parsing. */
-const MAX_TOKEN_LENGTH = 4096;
 
 /**
  * Route middleware for `endpoint`, which needs an access token (spec "Authentication"): verifies
@@ -105,12 +103,8 @@ async function formTokens(c: Context<AppEnv>): Promise<string[]> {
  */
 function checkContextClient(c: Context<AppEnv>, clientId: string): void {
   if (!c.req.url.includes("?")) return;
-  const named = c.req.queries(CONTEXT_CLIENT_PARAMETER);
-  if (named === undefined) return;
-  if (named.length > 1) {
-    throw new ApiError(400, "invalid_request", `Parameter '${CONTEXT_CLIENT_PARAMETER}' is repeated`);
-  }
-  if (named[0] !== clientId) {
+  const named = singleQueryValue(c, CONTEXT_CLIENT_PARAMETER);
+  if (named !== undefined && named !== clientId) {
     throw new OAuthError(
       403,
       "access_denied",

@@ -13,7 +13,7 @@ import { describeRoute } from "../http/container";
 import { LOCALE_PARAMETER } from "../pages/locale";
 import { startAuthorization } from "./authorize";
 import { askToSignOut } from "./logout";
-import { verifyAccessToken } from "./tokens";
+import { MAX_TOKEN_LENGTH, verifyAccessToken } from "./tokens";
 
 /** Each flow and the view of the sign-in page it opens (authorization-request.ts `view`). */
 const FLOW_VIEWS = new Map<string, string | undefined>([
@@ -97,7 +97,7 @@ function sdrnClient(sdrn: string | undefined): string | undefined {
 /** The client of the query's `oauth_token`, when it is one valid access token; otherwise none. */
 async function tokenClient(c: Context<AppEnv>): Promise<string | undefined> {
   const tokens = c.req.queries("oauth_token");
-  if (tokens?.length !== 1) return undefined;
+  if (tokens?.length !== 1 || tokens[0]!.length > MAX_TOKEN_LENGTH) return undefined;
   try {
     return (await verifyAccessToken(c.env, tokens[0]!)).clientId;
   } catch (err) {

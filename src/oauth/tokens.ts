@@ -25,6 +25,8 @@ import { ConfigurationError, OAuthError } from "../errors";
 import { nowInSeconds } from "../http/datetime";
 
 export const SIGNING_ALGORITHM = "EdDSA";
+/** Longer than any access token we issue; anything bigger is refused before it is parsed. */
+export const MAX_TOKEN_LENGTH = 4096;
 const TOKEN_TYPE = "at+jwt";
 const UTF8 = new TextEncoder();
 

@@ -363,12 +363,16 @@ export const importFileSchema = z
   })
   .transform((file) => (file.version === IMPORT_FORMAT_VERSION ? file : inCurrentValues(file)));
 
-/** A file without a version, its product types and digital-content statuses in the current sets. */
-function inCurrentValues<F extends { products: { type: number }[]; digitalContents: { status: number }[] }>(
-  file: F,
-): F {
+/**
+ * A file without a version, its product types and digital-content statuses in the current sets,
+ * and marked as a current file, so that reading it again changes nothing more.
+ */
+function inCurrentValues<
+  F extends { version?: number; products: { type: number }[]; digitalContents: { status: number }[] },
+>(file: F): F {
   return {
     ...file,
+    version: IMPORT_FORMAT_VERSION,
     products: file.products.map((p) => ({ ...p, type: LEGACY_VALUES.productType.get(p.type)! })),
     digitalContents: file.digitalContents.map((d) => ({
       ...d,

@@ -15,11 +15,25 @@ const labels = (en_US: string, nb_NO: string, sv_SE: string): Labels => ({ en_US
 /** Product types (spid-tech-docs `types/product-type.edn`). */
 export const PRODUCT_TYPE = { default: 0, digitalContent: 1, subscription: 2, physical: 3, classifieds: 4 } as const;
 
+/** Product statuses (spec "States and transitions"). */
+export const PRODUCT_STATUS = { deleted: -1, notAvailable: 0, invisible: 1, unselectable: 2, available: 3 } as const;
+
 /**
  * Digital content statuses: 3 available and -1 deleted as SPiD's responses show them (a grant,
  * and a revoked grant), and, on the product-status scale they follow, 0 expired and -2 blocked.
  */
 export const DIGITAL_CONTENT_STATUS = { available: 3, expired: 0, deleted: -1, blocked: -2 } as const;
+
+/**
+ * The digital-content status filters of SPiD's lists (`/digitalcontents`, a user's products) and
+ * the statuses each selects; null for every status.
+ */
+export const DIGITAL_CONTENT_STATUS_FILTERS: Readonly<Record<string, number[] | null>> = {
+  active: [DIGITAL_CONTENT_STATUS.available],
+  expired: [DIGITAL_CONTENT_STATUS.expired],
+  all: null,
+  none: null,
+};
 
 const USER_STATUS: ValueSet = new Map([
   ["-3", labels("User deleted", "Bruker slettet", "Användare raderad")],
@@ -45,7 +59,7 @@ export const PRODUCT_TYPES: ValueSet = new Map([
   [String(PRODUCT_TYPE.classifieds), labels("Classifieds", "Rubrikkannonser", "Radannonser")],
 ]);
 
-const PRODUCT_STATUS: ValueSet = new Map([
+const PRODUCT_STATUSES: ValueSet = new Map([
   ["-1", labels("Deleted", "Slettet", "Raderad")],
   ["0", labels("Not available", "Ikke tilgjengelig", "Ej tillgänglig")],
   ["1", labels("Available, but not visible", "Tilgjengelig, men ikke synlig", "Tillgänglig, men inte synlig")],
@@ -94,7 +108,7 @@ export const DESCRIBED_OBJECTS: ReadonlyMap<string, ReadonlyMap<string, ValueSet
     "Product",
     new Map([
       ["type", PRODUCT_TYPES],
-      ["status", PRODUCT_STATUS],
+      ["status", PRODUCT_STATUSES],
       ["bundle", BUNDLE_TYPE],
       ["paymentOptions", PAYMENT_OPTIONS],
     ]),

@@ -1,10 +1,11 @@
 /**
  * A user's access to a client's digital-content products: the user's digital contents (one row a
- * grant; SPiD's userProductId). Every query names the client and the user, and is served by the
- * (client_id, user_id) index; a change is one statement or one batch, so grants and revocations
- * racing each other leave one consistent row per product.
+ * grant; SPiD's userProductId). Every query of them names the client and the user, and is served
+ * by the (client_id, user_id) index; a change is one batch, so grants and revocations racing each
+ * other leave one consistent row per product. A blocked row (set by the merchant's import) is
+ * never changed here, and keeps the product from being granted.
  */
-import { and, desc, eq, inArray, max, ne, notExists, notInArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, max, notExists, notInArray, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { digitalContents, products } from "../schema";
 import { DIGITAL_CONTENT_STATUS } from "../../schemas/value-sets";
@@ -60,20 +61,33 @@ export async function holdsAny(db: Database, holder: Holder, productIds: number[
   return row !== undefined;
 }
 
-/** The user's newest row for the product, the one grants and revocations change. */
-export function newestRow(db: Database, holder: Holder, productId: number) {
+/**
+ * The user's row of the product that says what a grant came to: a blocked one when there is one,
+ * else the newest, the one grants change.
+ */
+export function grantedRow(db: Database, holder: Holder, productId: number) {
   return db
     .select()
     .from(digitalContents)
     .where(and(ofHolder(holder), eq(productOfRow, productId)))
+    .orderBy(desc(sql`${statusOfRow} = ${blocked}`), desc(digitalContents.id))
+    .limit(1);
+}
+
+/** The user's newest revoked row of the product: what a revocation, the first or a repeated one, answers. */
+function revokedRow(db: Database, holder: Holder, productId: number) {
+  return db
+    .select()
+    .from(digitalContents)
+    .where(and(ofHolder(holder), eq(productOfRow, productId), eq(statusOfRow, deleted)))
     .orderBy(desc(digitalContents.id))
     .limit(1);
 }
 
 /**
  * Grants the product, in one batch: the newest row, expired or revoked, is made available again,
- * or, where the user has none, one is added; a blocked row stays blocked. The product's row after
- * the batch, which says whether access was granted.
+ * or, where the user has none, one is added; nothing changes while any row of it is blocked. The
+ * row that says what came of it (grantedRow): available, or blocked.
  */
 export async function grantAccess(
   db: Database,
@@ -90,7 +104,18 @@ export async function grantAccess(
     db
       .update(digitalContents)
       .set({ status: available, count: 1, statusMsg: null, updated: now })
-      .where(and(eq(digitalContents.id, newest), notInArray(digitalContents.status, [available, blocked]))),
+      .where(
+        and(
+          eq(digitalContents.id, newest),
+          notInArray(statusOfRow, [available, blocked]),
+          notExists(
+            db
+              .select({ id: digitalContents.id })
+              .from(digitalContents)
+              .where(and(ofProduct, eq(statusOfRow, blocked))),
+          ),
+        ),
+      ),
     // Added, from the product's own row, only where the user has none of it.
     db.insert(digitalContents).select(
       db
@@ -117,15 +142,15 @@ export async function grantAccess(
           ),
         ),
     ),
-    newestRow(db, holder, product.id),
+    grantedRow(db, holder, product.id),
   ]);
   return after[0]!;
 }
 
 /**
- * Revokes the product: every row of it not yet deleted is marked deleted, in one statement. The
- * newest row after it (deleted, whether by this call or an earlier one), or undefined when the
- * user never held the product.
+ * Revokes the product: every row of it available or expired is marked deleted, in one batch with
+ * the newest revoked row (by this call or an earlier one), or undefined when the user never held
+ * the product (or holds only blocked rows of it).
  */
 export async function revokeAccess(
   db: Database,
@@ -138,8 +163,8 @@ export async function revokeAccess(
     db
       .update(digitalContents)
       .set({ status: deleted, count: 0, statusMsg: null, updated: now })
-      .where(and(ofProduct, ne(statusOfRow, deleted))),
-    newestRow(db, holder, productId),
+      .where(and(ofProduct, notInArray(statusOfRow, [deleted, blocked]))),
+    revokedRow(db, holder, productId),
   ]);
   return after[0];
 }
