@@ -63,6 +63,15 @@ async function shopUser(clients: string[] = [shop.id]) {
   return userId;
 }
 
+/** A row of the user's digital contents at the shop, as a merchant's import writes it. */
+async function importHolding(userProductId: number, userId: number, productId: number, status: number) {
+  const created = "2024-01-01 00:00:00";
+  await importData({
+    version: 2,
+    digitalContents: [{ userProductId, productId, userId, clientId: shop.id, status, created, updated: created }],
+  });
+}
+
 async function access(method: string, userId: number | string, productId: number, as = token, query = "") {
   const res = await call(`/api/2/user/${userId}/product/${productId}${query}`, { method, headers: bearer(as) });
   return { res, body: await container(res) };
@@ -175,20 +184,7 @@ describe("granting, reading and revoking", () => {
 
   it("does not lift a blocked grant", async () => {
     const userId = await shopUser();
-    await importData({
-      version: 2,
-      digitalContents: [
-        {
-          userProductId: base + 90 + (userId % 10),
-          productId: content,
-          userId,
-          clientId: shop.id,
-          status: -2,
-          created: "2024-01-01 00:00:00",
-          updated: "2024-01-01 00:00:00",
-        },
-      ],
-    });
+    await importHolding(base + 90 + (userId % 10), userId, content, -2);
     const { res, body } = await access("POST", userId, content);
     expect(res.status).toBe(400);
     expect(body.error?.description).toMatch(/^Was not able to grant access/);
@@ -326,20 +322,7 @@ describe("GET /api/2/user/{userId}/products", () => {
     const userId = await shopUser();
     await access("POST", userId, content);
     await access("POST", userId, child);
-    await importData({
-      version: 2,
-      digitalContents: [
-        {
-          userProductId: base + 80 + (userId % 10),
-          productId: physical,
-          userId,
-          clientId: shop.id,
-          status: 0,
-          created: "2024-01-01 00:00:00",
-          updated: "2024-01-01 00:00:00",
-        },
-      ],
-    });
+    await importHolding(base + 80 + (userId % 10), userId, physical, 0);
     expect(Object.keys((await products(userId)).body.data)).toEqual([String(content), String(child)]);
     expect(Object.keys((await products(userId, "?filters=expired")).body.data)).toEqual([String(physical)]);
     expect(Object.keys((await products(userId, "?filters=active,expired")).body.data)).toHaveLength(3);

@@ -295,22 +295,12 @@ export const importFileSchema = z
     const current = file.version === IMPORT_FORMAT_VERSION;
     const productTypes = current ? VALUES.productType : [...LEGACY_VALUES.productType.keys()];
     const contentStatuses = current ? VALUES.digitalContentStatus : [...LEGACY_VALUES.digitalContentStatus.keys()];
-    file.products.forEach((p, i) => {
-      if (!productTypes.includes(p.type))
-        ctx.addIssue({
-          code: "custom",
-          message: `type must be one of ${productTypes.join(", ")}`,
-          path: ["products", i, "type"],
-        });
-    });
-    file.digitalContents.forEach((d, i) => {
-      if (!contentStatuses.includes(d.status))
-        ctx.addIssue({
-          code: "custom",
-          message: `status must be one of ${contentStatuses.join(", ")}`,
-          path: ["digitalContents", i, "status"],
-        });
-    });
+    const within = (values: number[], value: number, path: (string | number)[]) => {
+      if (!values.includes(value))
+        ctx.addIssue({ code: "custom", message: `${path.at(-1)} must be one of ${values.join(", ")}`, path });
+    };
+    file.products.forEach((p, i) => within(productTypes, p.type, ["products", i, "type"]));
+    file.digitalContents.forEach((d, i) => within(contentStatuses, d.status, ["digitalContents", i, "status"]));
     unique(ctx, file.merchants, "merchants", "merchantId", (m) => m.merchantId);
     unique(ctx, file.clients, "clients", "id", (c) => c.id);
     unique(ctx, file.users, "users", "userId", (u) => u.userId);
