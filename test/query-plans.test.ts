@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { type DigitalContentSearch, searchDigitalContents } from "../src/db/queries/digital-contents";
-import { grantedRow, userProducts } from "../src/db/queries/product-access";
+import { accessRow, grantedRow, userProducts } from "../src/db/queries/product-access";
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
 import { findUsers, type UserSearch } from "../src/db/queries/user-search";
 
@@ -172,5 +172,12 @@ describe("a user's products", () => {
       /^SEARCH digital_contents USING INDEX digital_contents_client_user_idx \(client_id=\? AND user_id=\?\)$/m,
     );
     expect(granted).not.toMatch(/SCAN/);
+    // The access check: the product's client and parent by its primary key, the user's rows by the index.
+    const check = await plan(accessRow(db, 1, 7));
+    expect(check).toMatch(
+      /SEARCH digital_contents USING INDEX digital_contents_client_user_idx \(client_id=\? AND user_id=\?\)/,
+    );
+    expect(check).toMatch(/SEARCH products USING INTEGER PRIMARY KEY/);
+    expect(check).not.toMatch(/SCAN/);
   });
 });

@@ -17,7 +17,7 @@ import {
   type AccessProduct,
   findAccessProduct,
   grantAccess,
-  holdsAny,
+  productAndAccess,
   revokeAccess,
   userProducts,
 } from "../db/queries/product-access";
@@ -83,7 +83,11 @@ async function holderOf(c: Context<AppEnv>, fresh: boolean) {
 /** The path's product, when it is one of `clientIds`' and not deleted. */
 async function productOf(c: Context<AppEnv>, clientIds: string[]): Promise<AccessProduct> {
   const id = pathProductId(c);
-  const product = id === undefined ? undefined : await findAccessProduct(c.get("db")(), id);
+  return askable(id === undefined ? undefined : await findAccessProduct(c.get("db")(), id), clientIds);
+}
+
+/** The product, when it is one of `clientIds`' and not deleted; otherwise SPiD's 404. */
+function askable(product: AccessProduct | undefined, clientIds: string[]): AccessProduct {
   if (!product || !clientIds.includes(product.clientId) || product.status === PRODUCT_STATUS.deleted) {
     throw productNotFound();
   }
@@ -144,10 +148,10 @@ export const productAccessRoutes = new Hono<AppEnv>()
       // The merchant filter: a product of any of the merchant's clients, for a user of this one.
       const merchantClients = async () =>
         (await readMerchantClients(c.get("db"), c.get("caller").merchantId, fresh)).map((client) => client.id);
-      const product = await productOf(c, filters === undefined ? [clientId] : await merchantClients());
-      const family = [product.id, ...(product.parentProductId === null ? [] : [product.parentProductId])];
-      const held = await holdsAny(c.get("db")(), { clientId: product.clientId, userId }, family);
-      if (!held) throw new ApiError(404, "invalid_request", "No access to that product.");
+      const id = pathProductId(c);
+      const found = id === undefined ? undefined : await productAndAccess(c.get("db")(), userId, id);
+      const product = askable(found?.product, filters === undefined ? [clientId] : await merchantClients());
+      if (!found?.held) throw new ApiError(404, "invalid_request", "No access to that product.");
       return respond(c, { object: "UserProductAccess", data: access(product) });
     },
   )

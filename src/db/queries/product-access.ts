@@ -19,8 +19,7 @@ export type AccessProduct = Pick<
   "id" | "clientId" | "parentProductId" | "type" | "status"
 >;
 
-/** The product, whichever client's it is (the caller checks that). */
-export function findAccessProduct(db: Database, productId: number): Promise<AccessProduct | undefined> {
+function productQuery(db: Database, productId: number) {
   return db
     .select({
       id: products.id,
@@ -31,7 +30,12 @@ export function findAccessProduct(db: Database, productId: number): Promise<Acce
     })
     .from(products)
     .where(eq(products.id, productId))
-    .get();
+    .limit(1);
+}
+
+/** The product, whichever client's it is (the caller checks that). */
+export async function findAccessProduct(db: Database, productId: number): Promise<AccessProduct | undefined> {
+  return (await productQuery(db, productId))[0];
 }
 
 type Holder = { clientId: string; userId: number };
@@ -48,17 +52,35 @@ const productOfRow = indexedIf(digitalContents.productId, false);
 const statusOfRow = indexedIf(digitalContents.status, false);
 
 /**
- * Whether the user holds one of `productIds` now (a product, or its parent: SPiD's access rule
- * for digital content).
+ * The product and whether the user holds it now, at the product's own client, itself or its parent
+ * (SPiD's access rule for digital content), in one round trip. The caller checks that the product
+ * is one it may ask about; `held` means nothing when it is not.
  */
-export async function holdsAny(db: Database, holder: Holder, productIds: number[]): Promise<boolean> {
-  const row = await db
+export async function productAndAccess(
+  db: Database,
+  userId: number,
+  productId: number,
+): Promise<{ product: AccessProduct | undefined; held: boolean }> {
+  const [found, holding] = await db.batch([productQuery(db, productId), accessRow(db, userId, productId)]);
+  return { product: found[0], held: holding.length > 0 };
+}
+
+/** The user's available row of the product or of its parent, at the product's client. */
+export function accessRow(db: Database, userId: number, productId: number) {
+  const ofProduct = (column: typeof products.clientId | typeof products.parentProductId) =>
+    sql`(${db.select({ value: column }).from(products).where(eq(products.id, productId))})`;
+  return db
     .select({ id: digitalContents.id })
     .from(digitalContents)
-    .where(and(ofHolder(holder), inArray(productOfRow, productIds), eq(statusOfRow, available)))
-    .limit(1)
-    .get();
-  return row !== undefined;
+    .where(
+      and(
+        eq(digitalContents.clientId, ofProduct(products.clientId)),
+        eq(digitalContents.userId, userId),
+        inArray(productOfRow, [sql`${productId}`, ofProduct(products.parentProductId)]),
+        eq(statusOfRow, available),
+      ),
+    )
+    .limit(1);
 }
 
 /**
