@@ -238,6 +238,8 @@ describe("what can be granted", () => {
     ["an unknown product", () => base + 99],
     ["another client's product", () => siblings],
     ["something that is no id", () => "abc" as unknown as number],
+    ["an id past the safe integers", () => "9007199254740993" as unknown as number],
+    ["an id with a leading zero", () => `0${content}` as unknown as number],
   ])("answers 404 Product not found for %s", async (_, productId) => {
     const { res, body } = await access("POST", await shopUser(), productId());
     expect(res.status).toBe(404);

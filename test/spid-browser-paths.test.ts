@@ -228,5 +228,11 @@ describe("GET /logout", () => {
     // A token that does not verify names no client.
     const forged = await new Browser().get(`/logout?redirect_uri=${encodeURIComponent(CALLBACK)}&oauth_token=x.y.z`);
     await expectPage(forged, 200, "You are signed out");
+    // Nor does one longer than any token we issue.
+    const long = `/logout?redirect_uri=${encodeURIComponent(CALLBACK)}&oauth_token=${"a".repeat(5000)}`;
+    await expectPage(await new Browser().get(long), 200, "You are signed out");
+    // Two tokens name no client either.
+    const twice = `/logout?redirect_uri=${encodeURIComponent(CALLBACK)}&oauth_token=${token}&oauth_token=${token}`;
+    await expectPage(await new Browser().get(twice), 200, "You are signed out");
   });
 });

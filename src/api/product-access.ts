@@ -27,6 +27,7 @@ import { describeRoute, respond } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { type ListSpec, listParameters, pageOf, parseListQuery, selectFields } from "../http/list-query";
 import type { Parameter } from "../http/openapi";
+import { parseIntegerId } from "../http/user-key";
 import { requireToken } from "../middleware/auth";
 import {
   DIGITAL_CONTENT_FIELDS,
@@ -45,12 +46,6 @@ import { CLIENT_ID_PARAMETER, readableClientId } from "./client-scope";
 import { pathUser } from "./path-user";
 import { digitalContentView } from "./views/digital-content";
 
-const PRODUCT_ID = /^[1-9]\d{0,15}$/;
-/** The path's product id, when it is one (canonical decimal, a safe integer). */
-function pathProductId(c: Context<AppEnv>): number | undefined {
-  const text = c.req.param("productId") ?? "";
-  return PRODUCT_ID.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
-}
 const PARAMETERS: Parameter[] = [
   {
     name: "clientId",
@@ -59,7 +54,6 @@ const PARAMETERS: Parameter[] = [
     schema: { type: "string" },
   },
 ];
-const productNotFound = () => new ApiError(404, "invalid_request", "Product not found");
 
 /**
  * The path's user and the client the call acts for: the caller, or another client of its merchant
@@ -80,16 +74,25 @@ async function holderOf(c: Context<AppEnv>, fresh: boolean) {
   return { userId, clientId };
 }
 
-/** The path's product, when it is one of `clientIds`' and not deleted. */
-async function productOf(c: Context<AppEnv>, clientIds: string[]): Promise<AccessProduct> {
+/** The path's product id, when it is one. */
+const pathProductId = (c: Context<AppEnv>) => parseIntegerId(c.req.param("productId") ?? "");
+
+/**
+ * A grant's or a revocation's user and product: the user fresh, the product the acting client's
+ * own and digital content (`failure`: SPiD's text for anything else).
+ */
+async function changeable(c: Context<AppEnv>, failure: string) {
+  const { userId, clientId } = await holderOf(c, true);
   const id = pathProductId(c);
-  return askable(id === undefined ? undefined : await findAccessProduct(c.get("db")(), id), clientIds);
+  const product = askable(id === undefined ? undefined : await findAccessProduct(c.get("db")(), id), [clientId]);
+  mustBeDigitalContent(product, failure);
+  return { userId, product };
 }
 
 /** The product, when it is one of `clientIds`' and not deleted; otherwise SPiD's 404. */
 function askable(product: AccessProduct | undefined, clientIds: string[]): AccessProduct {
   if (!product || !clientIds.includes(product.clientId) || product.status === PRODUCT_STATUS.deleted) {
-    throw productNotFound();
+    throw new ApiError(404, "invalid_request", "Product not found");
   }
   return product;
 }
@@ -167,9 +170,7 @@ export const productAccessRoutes = new Hono<AppEnv>()
     }),
     requireToken("user/product", "server"),
     async (c) => {
-      const { userId, clientId } = await holderOf(c, true);
-      const product = await productOf(c, [clientId]);
-      mustBeDigitalContent(product, "Was not able to grant access");
+      const { userId, product } = await changeable(c, "Was not able to grant access");
       const row = await grantAccess(c.get("db")(), { clientId: product.clientId, userId }, product, nowInSeconds());
       if (row.status !== available) {
         throw new ApiError(400, "invalid_request", "Was not able to grant access: the user's access to it is blocked");
@@ -189,9 +190,7 @@ export const productAccessRoutes = new Hono<AppEnv>()
     }),
     requireToken("user/product", "server"),
     async (c) => {
-      const { userId, clientId } = await holderOf(c, true);
-      const product = await productOf(c, [clientId]);
-      mustBeDigitalContent(product, "Was not able to remove access");
+      const { userId, product } = await changeable(c, "Was not able to remove access");
       const row = await revokeAccess(c.get("db")(), { clientId: product.clientId, userId }, product.id, nowInSeconds());
       if (!row) throw new ApiError(400, "invalid_request", "Was not able to remove access: the user does not hold it");
       return respond(c, { object: "DigitalContent", data: digitalContentView(row) });
