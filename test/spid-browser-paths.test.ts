@@ -130,6 +130,7 @@ describe("GET /flow/signup and /flow/signin", () => {
     const page = await expectPage(await browser.get(flowPath("signup", client.id)), 200, "Create an account");
     expect(page).not.toContain('name="password"');
     expect(page).toContain('<input type="hidden" name="view" value="signup"/>');
+    expect(page).toContain(">Create account</button>");
     const sent = await browser.submit(page, { action: "link", email });
     await expectPage(sent, 200, "Check your e-mail");
     const confirmation = await expectPage(await browser.get(await mail.link(email)), 200, "Confirm sign-in");

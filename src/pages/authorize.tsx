@@ -76,7 +76,7 @@ export function SignInForm(props: FormContext & { view: SignInView; email?: stri
           </button>
         )}
         <button type="submit" name="action" value="link" class={linkOnly ? undefined : "secondary"}>
-          {text.sendLink}
+          {props.view === "signup" ? text.signUpSubmit : text.sendLink}
         </button>
       </form>
       {linkOnly && (

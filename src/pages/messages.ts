@@ -39,6 +39,8 @@ type Messages = {
     /** The sign-up view (/flow/signup): an account is made by the e-mailed link. */
     signUpTitle: string;
     signUpIntro: (client: string) => string;
+    /** The sign-up view's button: it mails the link that makes the account. */
+    signUpSubmit: string;
     /** The link view (/flow/signin): sign in by an e-mailed link alone. */
     linkTitle: string;
     linkIntro: (client: string) => string;
@@ -109,6 +111,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       formExpired: "The page had expired. Please try again.",
       emailMissing: "Enter your e-mail address.",
       signUpTitle: "Create an account",
+      signUpSubmit: "Create account",
       signUpIntro: (client) =>
         `Enter your e-mail address to create an account and continue to ${client}. We e-mail you a link that signs you in.`,
       linkTitle: "Sign in with a link",
@@ -191,6 +194,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       formExpired: "Siden var utløpt. Prøv igjen.",
       emailMissing: "Skriv inn e-postadressen din.",
       signUpTitle: "Opprett en konto",
+      signUpSubmit: "Opprett konto",
       signUpIntro: (client) =>
         `Skriv inn e-postadressen din for å opprette en konto og fortsette til ${client}. Vi sender deg en lenke som logger deg inn.`,
       linkTitle: "Logg inn med en lenke",
@@ -273,6 +277,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       formExpired: "Sidan hade gått ut. Försök igen.",
       emailMissing: "Ange din e-postadress.",
       signUpTitle: "Skapa ett konto",
+      signUpSubmit: "Skapa konto",
       signUpIntro: (client) =>
         `Ange din e-postadress för att skapa ett konto och fortsätta till ${client}. Vi skickar en länk som loggar in dig.`,
       linkTitle: "Logga in med en länk",
