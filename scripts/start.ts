@@ -14,7 +14,8 @@ const baseUrl = `http://127.0.0.1:${port}`;
 const persistTo = startOptions()["persist-to"];
 const stateArgs = persistTo === undefined ? [] : ["--persist-to", persistTo];
 
-if (await ensureDevVars()) console.log("Wrote .dev.vars with fresh local signing and data-protection keys.");
+const devVarsChange = await ensureDevVars();
+if (devVarsChange) console.log(devVarsChange);
 
 if (!(await runWrangler(["d1", "migrations", "apply", "DB", "--local", ...stateArgs])).ok) {
   console.error("Applying the D1 migrations failed.");

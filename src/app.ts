@@ -33,6 +33,7 @@ import { exchangeRoutes } from "./oauth/exchange";
 import { authorizeRoutes } from "./oauth/authorize";
 import { logoutRoutes } from "./oauth/logout";
 import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
+import { userinfoRoutes } from "./oauth/openid/userinfo";
 import { signinConfirmationRoutes } from "./oauth/signin-confirmation";
 import { spidBrowserRoutes } from "./oauth/spid-browser-paths";
 import { webviewRoutes } from "./oauth/webview";
@@ -53,6 +54,7 @@ app.route("/oauth", webviewRoutes);
 app.route("/oauth", logoutRoutes);
 app.route("/oauth", authorizeRoutes);
 app.route("/oauth", signinConfirmationRoutes);
+app.route("/oauth", userinfoRoutes);
 app.route("/", spidBrowserRoutes);
 app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>

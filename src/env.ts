@@ -71,6 +71,8 @@ export type AccessTokenClaims = {
   /** The grant (refresh-token family) the token was issued under; revoking it revokes the token. */
   grant: string | null;
   audience: string;
+  /** The user's claims userinfo gives beyond the scope's: an authorization request's `claims`. */
+  userinfoClaims: readonly string[];
 };
 
 /** The bearer of a verified token, with the merchant that scopes the call (middleware/auth.ts). */

@@ -505,7 +505,7 @@ describe("GET /oauth/authorize: where failures go (the spec's three rules)", () 
     if (name.startsWith("a state")) expect(params.get("state")).toBeNull();
   });
 
-  it("takes OpenID Connect's scopes, as SPiD's browser SDK sends them, and grants none of them", async () => {
+  it("takes OpenID Connect's scopes as SPiD's browser SDK sends them, prompt=select_account too, and grants them", async () => {
     const client = await webClient({ autoApprove: true });
     const user = await createUser(nextUser++);
     const browser = new Browser();
@@ -515,8 +515,8 @@ describe("GET /oauth/authorize: where failures go (the spec's three rules)", () 
     const tokens = await redeem(client, redirectParameters(res).params.get("code")!);
     expect(tokens.status).toBe(200);
     const body = (await tokens.json()) as Record<string, unknown>;
-    expect(body.scope).toBe("");
-    expect(body).not.toHaveProperty("id_token");
+    expect(body.scope).toBe("openid profile email");
+    expect(body.id_token).toEqual(expect.any(String));
   });
 
   it("refuses a missing response_type as invalid_request, an unknown one as unsupported_response_type", async () => {

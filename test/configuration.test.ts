@@ -121,17 +121,35 @@ describe("TOKEN_SIGNING_KEYS missing or malformed", () => {
     await expectMisconfigured(await callWith({ TOKEN_SIGNING_KEYS: publicOnly }, "/oauth/jwks"), problem);
   });
 
-  it("names a ring with a published key that is no Ed25519 key, or a first key whose halves differ", async () => {
-    const problem = "TOKEN_SIGNING_KEYS holds a key whose public half is not a valid Ed25519 key";
-    const [[first], [second]] = [JSON.parse(await generateSigningKeys()), JSON.parse(await generateSigningKeys())] as [
-      { x: string }[],
-      { x: string }[],
-    ];
-    const brokenSecond = JSON.stringify([first, { ...second, x: "AAAA" }]);
+  it("names a ring with a published key that is not valid, or a signing key whose halves differ", async () => {
+    const problem = "TOKEN_SIGNING_KEYS holds a key whose private or public half is not valid";
+    const [[first, rsa], [second, otherRsa]] = [
+      JSON.parse(await generateSigningKeys()),
+      JSON.parse(await generateSigningKeys()),
+    ] as [{ x: string; n: string }[], { x: string; n: string }[]];
+    const brokenSecond = JSON.stringify([first, rsa, { ...second, x: "AAAA" }]);
     expect(await status({ TOKEN_SIGNING_KEYS: brokenSecond })).toMatchObject({ problems: [problem] });
-    const mismatched = JSON.stringify([{ ...first, x: second!.x }]);
+    const mismatched = JSON.stringify([{ ...first, x: second!.x }, rsa]);
     expect(await status({ TOKEN_SIGNING_KEYS: mismatched })).toMatchObject({ problems: [problem] });
     await expectMisconfigured(await callWith({ TOKEN_SIGNING_KEYS: mismatched }, "/oauth/jwks"), problem);
+    const mismatchedRsa = JSON.stringify([first, { ...rsa, n: otherRsa!.n }]);
+    expect(await status({ TOKEN_SIGNING_KEYS: mismatchedRsa })).toMatchObject({ problems: [problem] });
+  });
+
+  it("names a ring without a key of each algorithm, or with a key of another kind", async () => {
+    const [ed25519, rsa] = JSON.parse(await generateSigningKeys()) as object[];
+    const problem = "TOKEN_SIGNING_KEYS needs an Ed25519 key (access tokens) and an RSA key (ID tokens)";
+    expect(await status({ TOKEN_SIGNING_KEYS: JSON.stringify([ed25519]) })).toMatchObject({ problems: [problem] });
+    expect(await status({ TOKEN_SIGNING_KEYS: JSON.stringify([rsa]) })).toMatchObject({ problems: [problem] });
+    const other = "TOKEN_SIGNING_KEYS holds a key that is neither Ed25519 (EdDSA) nor RSA (RS256)";
+    const p256 = { kty: "EC", crv: "P-256", x: "AAAA", y: "AAAA", d: "AAAA", kid: "ec" };
+    expect(await status({ TOKEN_SIGNING_KEYS: JSON.stringify([ed25519, rsa, p256]) })).toMatchObject({
+      problems: [other],
+    });
+    const lying = { ...rsa, alg: "EdDSA" };
+    expect(await status({ TOKEN_SIGNING_KEYS: JSON.stringify([ed25519, lying]) })).toMatchObject({
+      problems: [other],
+    });
   });
 });
 

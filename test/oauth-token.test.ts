@@ -245,7 +245,7 @@ describe("grant and request failures", () => {
     expect(body).toMatchObject({ error: "invalid_request", error_code: 413 });
   });
 
-  it("refuses a requested scope, as none are defined", async () => {
+  it("refuses a scope this service does not define", async () => {
     const { res, body } = await token({ grant_type: "client_credentials", scope: "admin" });
     expectOAuthError(res, body, 400, "invalid_scope");
   });

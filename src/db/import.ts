@@ -91,6 +91,8 @@ export async function buildImportStatements(
         jwt: c.jwt,
         resources: c.resources,
         apiEndpoints: c.apiEndpoints,
+        idTokenSignedResponseAlg: c.idTokenSignedResponseAlg,
+        accessTokenSignedResponseAlg: c.accessTokenSignedResponseAlg,
         updated: sql`unixepoch()`,
       }),
       // A client that moves to another merchant takes its users' connections along.

@@ -16,6 +16,7 @@ export const CONTEXT_CLIENT_PARAMETER = "contextClientId";
 
 export const RESERVED_PARAMETERS: ReadonlySet<string> = new Set([
   "oauth_token",
+  "access_token",
   "callback",
   SIGNED_PARAMETER,
   METHOD_PARAMETER,

@@ -32,6 +32,17 @@ const exchangeCodeRecordSchema = z.object({
   redirectUri: z.string(),
   /** PKCE (RFC 7636): the S256 challenge of an authorization request, for its code. */
   codeChallenge: z.optional(z.string()),
+  /** An authorization request's granted scope and OpenID Connect sign-in, for its code. */
+  scope: z.optional(z.string()),
+  nonce: z.optional(z.string()),
+  signIn: z.optional(
+    z.object({
+      authTime: z.number(),
+      sid: z.nullable(z.string()),
+      method: z.nullable(z.enum(["pwd", "email"])),
+    }),
+  ),
+  claims: z.optional(z.object({ idToken: z.array(z.string()), userinfo: z.array(z.string()) })),
   /** Unix milliseconds. */
   expiresAt: z.number(),
 });

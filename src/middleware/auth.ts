@@ -53,9 +53,9 @@ export function requireToken(endpoint: ApiEndpoint, accepted: TokenKind | "any")
 }
 
 /**
- * The token from `Authorization: Bearer`, the `oauth_token` query parameter, or `oauth_token` in a
- * form body (RFC 6750 §2.2; SPiD's Java clients send it so on POST and DELETE): exactly one of them
- * (§2). An Authorization header counts as sent whatever it holds, so a malformed one is never
+ * The token from `Authorization: Bearer`, the `oauth_token` query parameter, or `oauth_token` (SPiD's
+ * Java clients send it so on POST and DELETE) or `access_token` (RFC 6750 §2.2) in a form body:
+ * exactly one of them (§2). An Authorization header counts as sent whatever it holds, so a malformed one is never
  * passed over for another way's token.
  */
 async function bearerToken(c: Context<AppEnv>): Promise<string> {
@@ -70,8 +70,9 @@ async function bearerToken(c: Context<AppEnv>): Promise<string> {
       "Send the access token one way only: the Authorization header, the oauth_token query parameter or oauth_token in the form body",
     );
   }
-  if (fromQuery.length > 1 || fromBody.length > 1) {
-    throw new OAuthError(400, "invalid_request", "Parameter 'oauth_token' is repeated");
+  if (fromQuery.length > 1) throw new OAuthError(400, "invalid_request", "Parameter 'oauth_token' is repeated");
+  if (fromBody.length > 1) {
+    throw new OAuthError(400, "invalid_request", "The form body carries more than one access token");
   }
   let fromHeader: string | undefined;
   if (header !== undefined) {
@@ -89,11 +90,12 @@ async function bearerToken(c: Context<AppEnv>): Promise<string> {
   return token;
 }
 
-/** `oauth_token` values of a form body (read and cached before anything ran: middleware/request.ts). */
+/** `oauth_token` and `access_token` values of a form body (read and cached before anything ran: middleware/request.ts). */
 async function formTokens(c: Context<AppEnv>): Promise<string[]> {
   const { method } = c.req;
   if (method === "GET" || method === "HEAD" || !isForm(c.req.header("Content-Type"))) return [];
-  return (await c.req.formData()).getAll("oauth_token").map(String);
+  const form = await c.req.formData();
+  return [...form.getAll("oauth_token"), ...form.getAll("access_token")].map(String);
 }
 
 /**

@@ -7,11 +7,14 @@
  * 3. when the given `redirect_uri` is not registered (or none is given), the client's default one.
  *
  * A URI is used only when registered for the client, exactly. With no such URI (no client, or a
- * client without a usable default), the failure is shown as a page instead.
+ * client without a usable default), the failure is shown as a page instead. An OpenID Connect
+ * request (`scope` has `openid`) must name its registered `redirect_uri` (Core §3.1.2.1), so rule
+ * 3 is not for it: a missing or unregistered one is shown as a page, never sent anywhere.
  */
 import type { ClientRecord } from "../db/queries/clients";
 import { findClient } from "../db/queries/clients";
 import type { Database } from "../db/client";
+import { parseScope, type Scope } from "./openid/claims";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 
 /** The parameters, as the request carried them (forms repeat them back as hidden fields). */
@@ -25,15 +28,24 @@ const AUTHORIZATION_PARAMETERS = [
   "failure_redirect_uri",
   "scope",
   "view",
+  "nonce",
+  "prompt",
+  "max_age",
+  "login_hint",
+  "ui_locales",
+  "id_token_hint",
+  "acr_values",
+  "claims",
+  "display",
 ] as const;
 type Parameter = (typeof AUTHORIZATION_PARAMETERS)[number];
 
-/**
- * OpenID Connect's scopes, which SPiD's browser SDK sends with every login (`scope=openid`): taken
- * and not granted (RFC 6749 §3.3; the token response's `scope` says none was) until this service
- * is an OpenID Provider. Any other scope is refused.
- */
-const IGNORED_SCOPES = new Set(["openid", "profile", "email", "phone", "address", "offline_access"]);
+/** OpenID Connect's prompts, and `create` (OpenID Connect Prompt Create), which opens the sign-up view. */
+export const PROMPTS = ["none", "login", "consent", "select_account", "create"] as const;
+export type Prompt = (typeof PROMPTS)[number];
+export const DISPLAYS = ["page", "popup", "touch", "wap"];
+/** A `max_age` in seconds: digits, at most ten of them. */
+const MAX_AGE = /^\d{1,10}$/;
 
 /** Longer than any client id, registered redirect URI or state a client needs. */
 export const MAX_PARAMETER_LENGTH = 2048;
@@ -53,11 +65,24 @@ export type AuthorizationRequest = {
   redirectUri: string;
   state: string | undefined;
   codeChallenge: string | undefined;
+  /** The scope granted when the request succeeds: what it asked for, all of it ours. */
+  scopes: Scope[];
+  nonce: string | undefined;
+  prompts: ReadonlySet<Prompt>;
+  /** Seconds since the sign-in beyond which the user must sign in again. */
+  maxAge: number | undefined;
+  loginHint: string | undefined;
+  /** Verified later, against the session it names: oauth/openid/id-token-hint.ts. */
+  idTokenHint: string | undefined;
+  /** The user's claims asked for by name (the `claims` parameter), for the ID token and userinfo. */
+  claims: RequestedClaims;
   /** The parameters given, to carry on through the login and consent forms and sign-in links. */
   parameters: Record<string, string>;
 };
 
 export type AuthorizationError = { error: string; description: string };
+
+export type RequestedClaims = { idToken: string[]; userinfo: string[] };
 
 export type JudgedRequest =
   | { outcome: "valid"; request: AuthorizationRequest; failureUri: string }
@@ -70,9 +95,10 @@ export async function judgeAuthorizationRequest(
   db: Database,
   valuesOf: (name: string) => string[],
 ): Promise<JudgedRequest> {
+  // A parameter sent without a value is as if omitted (OpenID Connect Core §3.1.2.1).
   const single = (name: Parameter) => {
     const values = valuesOf(name);
-    return { value: values.length === 1 ? values[0] : undefined, repeated: values.length > 1 };
+    return { value: values.length === 1 && values[0] !== "" ? values[0] : undefined, repeated: values.length > 1 };
   };
   const { value: clientId } = single("client_id");
   const client = clientId && clientId.length <= MAX_PARAMETER_LENGTH ? await findClient(db, clientId) : undefined;
@@ -103,6 +129,18 @@ export async function judgeAuthorizationRequest(
       ? { outcome: "page", failure: { error, description } }
       : { outcome: "redirect", uri: target, state, failure: { error, description } };
 
+  const openId = valuesOf("scope").some((scope) => scope.split(" ").includes("openid"));
+  // Core §3.1.2.1: an OpenID request names its registered redirect URI; rule 3 is not for it.
+  if (openId && (given.repeated || !flowUri)) {
+    const problem =
+      given.value === undefined
+        ? "Parameter 'redirect_uri' is missing"
+        : "The redirect URI is not registered for this client";
+    return {
+      outcome: "page",
+      failure: { error: given.value === undefined ? "invalid_request" : "redirect_uri_mismatch", description: problem },
+    };
+  }
   if (given.repeated || (given.value !== undefined && !flowUri)) {
     return fail("redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }
@@ -123,11 +161,35 @@ export async function judgeAuthorizationRequest(
   if (!client.grantTypes.includes("authorization_code")) {
     return fail("unauthorized_client", "The client is not allowed to use the authorization code grant");
   }
-  const scope = single("scope").value;
-  if (scope !== undefined && !scope.split(" ").every((value) => IGNORED_SCOPES.has(value))) {
-    return fail("invalid_scope", "No scopes are defined for this client");
+  if (valuesOf("request").some((value) => value !== ""))
+    return fail("request_not_supported", "Request objects are not supported");
+  if (valuesOf("request_uri").some((value) => value !== "")) {
+    return fail("request_uri_not_supported", "Request objects by reference are not supported");
   }
-  const view = single("view").value;
+  const scope = parseScope(single("scope").value);
+  if ("unsupported" in scope) return fail("invalid_scope", "The requested scope is not supported");
+  const prompts = new Set((single("prompt").value ?? "").split(" ").filter((v) => v !== ""));
+  if (![...prompts].every((prompt) => (PROMPTS as readonly string[]).includes(prompt))) {
+    return fail("invalid_request", "Parameter 'prompt' has an unsupported value");
+  }
+  if (prompts.has("none") && prompts.size > 1) {
+    return fail("invalid_request", "Parameter 'prompt' cannot combine none with other values");
+  }
+  const maxAge = single("max_age").value;
+  if (maxAge !== undefined && !MAX_AGE.test(maxAge)) {
+    return fail("invalid_request", "Parameter 'max_age' must be a number of seconds");
+  }
+  const display = single("display").value;
+  if (display !== undefined && !DISPLAYS.includes(display)) {
+    return fail("invalid_request", "Parameter 'display' must be page, popup, touch or wap");
+  }
+  const claims = requestedClaims(single("claims").value);
+  if (claims === null) return fail("invalid_request", "Parameter 'claims' must be a JSON object of claim requests");
+  const tooLong = (["nonce", "login_hint", "id_token_hint", "claims"] as const).find(
+    (name) => (single(name).value?.length ?? 0) > MAX_PARAMETER_LENGTH,
+  );
+  if (tooLong) return fail("invalid_request", `Parameter '${tooLong}' is too long`);
+  const view = prompts.has("create") ? "signup" : single("view").value;
   if (view !== undefined && !VIEWS.includes(view)) {
     return fail("invalid_request", "Parameter 'view' must be signup or signin");
   }
@@ -155,10 +217,38 @@ export async function judgeAuthorizationRequest(
       redirectUri: flowUri ?? defaultUri!,
       state,
       codeChallenge,
+      scopes: scope.scopes,
+      nonce: single("nonce").value,
+      prompts: prompts as Set<Prompt>,
+      maxAge: maxAge === undefined ? undefined : Number(maxAge),
+      loginHint: single("login_hint").value,
+      idTokenHint: single("id_token_hint").value,
+      claims,
       parameters,
     },
     failureUri: target!,
   };
+}
+
+/**
+ * The claim names a `claims` parameter (Core §5.5) asks for in the ID token and at userinfo,
+ * essential or voluntary alike (both are given when the user has them); null when it is not a
+ * JSON object whose `id_token` and `userinfo` members, where present, are objects.
+ */
+function requestedClaims(value: string | undefined): RequestedClaims | null {
+  if (value === undefined) return { idToken: [], userinfo: [] };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return null;
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  if (!isObject(parsed)) return null;
+  const { id_token: idToken = {}, userinfo = {} } = parsed;
+  if (!isObject(idToken) || !isObject(userinfo)) return null;
+  return { idToken: Object.keys(idToken), userinfo: Object.keys(userinfo) };
 }
 
 /**

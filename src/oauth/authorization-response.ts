@@ -7,15 +7,16 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { createExchangeCode } from "../kv/codes";
+import { createExchangeCode, type ExchangeCodeRecord } from "../kv/codes";
 import { withResponseParameters } from "./authorization-request";
 
-export type CodeGrant = {
-  clientId: string;
-  userId: number;
-  redirectUri: string;
+export type CodeGrant = Pick<
+  ExchangeCodeRecord,
+  "clientId" | "userId" | "redirectUri" | "scope" | "signIn" | "claims"
+> & {
   state?: string | undefined;
   codeChallenge?: string | undefined;
+  nonce?: string | undefined;
 };
 
 export async function redirectWithCode(c: Context<AppEnv>, grant: CodeGrant): Promise<Response> {
@@ -28,6 +29,10 @@ export async function redirectWithCode(c: Context<AppEnv>, grant: CodeGrant): Pr
       clientId: grant.clientId,
       redirectUri: grant.redirectUri,
       ...(grant.codeChallenge !== undefined && { codeChallenge: grant.codeChallenge }),
+      ...(grant.scope && { scope: grant.scope }),
+      ...(grant.nonce !== undefined && { nonce: grant.nonce }),
+      ...(grant.signIn && { signIn: grant.signIn }),
+      ...(grant.claims && { claims: grant.claims }),
     },
     Date.now(),
   );

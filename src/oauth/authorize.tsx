@@ -21,16 +21,22 @@
 import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import * as z from "zod/mini";
-import { connectUser, isConnected, recordPasswordSignIn } from "../db/queries/users";
+import {
+  connectUser,
+  findPrimaryEmails,
+  findUserIdByUuid,
+  isConnected,
+  recordPasswordSignIn,
+} from "../db/queries/users";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
 import { clientNetwork } from "../http/ip";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
-import { ConsentForm, type FormContext, SignInForm } from "../pages/authorize";
+import { AccountForm, ConsentForm, type FormContext, SignInForm } from "../pages/authorize";
 import { clientStyle } from "../pages/client-style";
-import { type Locale, LOCALE_PARAMETER, pageLocale } from "../pages/locale";
+import { type Locale, LOCALE_PARAMETER, pageLocale, uiLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { queueLinkRequest } from "../queues/link-requests";
 import { type PageStatus, renderPage } from "../pages/page";
@@ -40,12 +46,14 @@ import { type AuthorizationRequest, judgeAuthorizationRequest } from "./authoriz
 import { redirectWithCode, redirectWithError } from "./authorization-response";
 import { consentTicket, consentTicketValid } from "./consent";
 import { csrfToken, csrfTokenValid } from "./csrf";
+import { idTokenHintSubject } from "./openid/id-token-hint";
 import { signInWithPassword } from "./password-sign-in";
 import {
   BROWSER_SESSION_LIFETIME,
   newSessionId,
   presentedSession,
   REMEMBERED_SESSION_LIFETIME,
+  sessionSid,
   type SignedIn,
   startSession,
 } from "./sessions";
@@ -93,23 +101,27 @@ export const authorizeRoutes = new Hono<AppEnv>()
       name: "Answer the login or consent page",
       controller: "oauth/authorize#create",
       description:
-        "The login and consent pages' form: the authorization request's parameters, `csrf`, and `action` (`login` with `email`, `password` and `remember`; `link` with `email`; `approve` or `deny` with the consent page's `consent` ticket).",
+        "The login, account and consent pages' form: the authorization request's parameters, `csrf`, and `action` (`login` with `email`, `password` and `remember`; `link` with `email`; `continue` or `switch` on the account page of `prompt=select_account`; `approve` or `deny` with the consent page's `consent` ticket). Without `csrf` and `action`, an authorization request sent by POST (OpenID Connect Core §3.1.2.1), answered as GET answers it.",
       success: { data: z.string(), bare: true, mediaType: "text/html" },
     }),
     async (c) => {
       const acceptLanguage = c.req.header("Accept-Language");
       if (!isForm(c.req.header("Content-Type"))) return requestInvalidPage(c, pageLocale(undefined, acceptLanguage));
       const form = new URLSearchParams(await c.req.text());
-      const locale = pageLocale(form.get("locale") ?? undefined, acceptLanguage);
+      const locale = pageLocale(form.get("locale") ?? uiLocale(form.get("ui_locales") ?? undefined), acceptLanguage);
       const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => form.getAll(name));
       if (judged.outcome !== "valid") return failed(c, judged, locale);
       const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
+      const now = nowInSeconds();
+      // No page's form: an authorization request sent by POST (OpenID Connect Core §3.1.2.1).
+      if (!form.has("csrf") && !form.has("action")) return passThrough(flow, now);
       const text = MESSAGES[locale].signIn;
       if (!(await csrfTokenValid(c, form.get("csrf")))) return signInPage(flow, 403, { alert: text.formExpired });
 
-      const now = nowInSeconds();
       const action = form.get("action");
       const { client } = flow.request;
+      if (action === "continue") return passThrough(flow, now, { chosen: true });
+      if (action === "switch") return signInPage(flow, 200);
       if (action === "approve" || action === "deny") {
         const session = await presentedSession(c, now);
         if (!session || !(await consentTicketValid(c, session.sessionHash, client.id, form.get("consent")))) {
@@ -128,7 +140,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
           userId: session.userId,
           merchantId: client.merchantId,
         });
-        return codeFor(flow, session.userId);
+        return codeFor(flow, session);
       }
 
       const email = form.get("email")?.trim() ?? "";
@@ -179,31 +191,95 @@ export const authorizeRoutes = new Hono<AppEnv>()
           clientId: client.id,
           lifetime: remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
           persistent: remember,
+          method: "pwd",
           writes: [recordPasswordSignIn(db, signIn.user.id, now)],
         },
         now,
       );
-      return afterSignIn(flow, { userId: signIn.user.id, sessionHash: session.idHash, merchantId: client.merchantId });
+      return afterSignIn(flow, {
+        userId: signIn.user.id,
+        sessionHash: session.idHash,
+        merchantId: client.merchantId,
+        created: now,
+        method: "pwd",
+      });
     },
   );
 
 /**
  * A GET that starts an authorization request with the parameters `valuesOf` reads (the query at
- * /oauth/authorize; SPiD's names, mapped, at /flow/*): a live session at a client with `enableSso`
- * passes straight through, except into the sign-up view, which is asked for to make an account;
- * any other gets the sign-in page in the request's view.
+ * /oauth/authorize; SPiD's names, mapped, at /flow/*): a live session passes straight through
+ * where passThrough allows; any other gets the sign-in page in the request's view.
  */
 export async function startAuthorization(c: Context<AppEnv>, valuesOf: (name: string) => string[]): Promise<Response> {
   // Prefetchers send HEAD: a passing-through session must not mint codes for them.
   if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
-  const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
+  const acceptLanguage = c.req.header("Accept-Language");
+  const locale = pageLocale(c.req.query("locale") ?? uiLocale(valuesOf("ui_locales")[0]), acceptLanguage);
   const judged = await judgeAuthorizationRequest(c.get("db")(), valuesOf);
   if (judged.outcome !== "valid") return failed(c, judged, locale);
-  const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
-  const { client, view } = judged.request;
-  const session = client.enableSso && view !== "signup" ? await presentedSession(c, nowInSeconds()) : undefined;
-  if (session !== undefined) return afterSignIn(flow, session);
-  return signInPage(flow, 200);
+  return passThrough({ c, request: judged.request, failureUri: judged.failureUri, locale }, nowInSeconds());
+}
+
+/**
+ * A browser's live session passes through to the client (its consent, then a code) when the
+ * client has `enableSso` and the request allows it: not into the sign-up view, which is asked for
+ * to make an account; not with `prompt=login`; not a session older than `max_age`, nor another
+ * user's than `id_token_hint` names. `prompt=select_account` first asks whether to continue as
+ * that user (`chosen` once answered). Otherwise the sign-in page, or with `prompt=none`, which
+ * allows no page, `login_required` (and `consent_required` where consent is missing).
+ */
+async function passThrough(flow: Flow, now: number, { chosen = false } = {}): Promise<Response> {
+  const { c, request } = flow;
+  const { client, view, prompts } = request;
+  const hintedUser = await hintedUserId(flow);
+  if (hintedUser === null) {
+    return redirectWithError(c, flow.failureUri, INVALID_HINT, request.state);
+  }
+  const session =
+    client.enableSso && view !== "signup" && !prompts.has("login") ? await presentedSession(c, now) : undefined;
+  const usable =
+    session !== undefined &&
+    (request.maxAge === undefined || now - session.created <= request.maxAge) &&
+    (hintedUser === undefined || hintedUser === session.userId);
+  if (prompts.has("none")) {
+    if (!usable) return redirectWithError(c, flow.failureUri, LOGIN_REQUIRED, request.state);
+    return afterSignIn(flow, session, { interactive: false });
+  }
+  if (!usable) return signInPage(flow, 200, { email: request.loginHint ?? "" });
+  if (prompts.has("select_account") && !chosen) return accountPage(flow, session);
+  return afterSignIn(flow, session);
+}
+
+const LOGIN_REQUIRED = { error: "login_required", description: "The user must sign in" };
+const CONSENT_REQUIRED = { error: "consent_required", description: "The user must grant the client access" };
+const INVALID_HINT = {
+  error: "invalid_request",
+  description: "Parameter 'id_token_hint' is not an ID token of ours for this client",
+};
+
+/**
+ * The user an `id_token_hint` names: undefined without a hint, null for a hint that is no ID token
+ * this service issued to the client (expired ones are hints still, Core §3.1.2.1), and 0 for a
+ * subject that is no user any more, which no session matches.
+ */
+async function hintedUserId({ c, request }: Flow): Promise<number | null | undefined> {
+  if (request.idTokenHint === undefined) return undefined;
+  const subject = await idTokenHintSubject(c.env, request.idTokenHint, request.client.id);
+  if (subject === null) return null;
+  return (await findUserIdByUuid(c.get("db")(), subject)) ?? 0;
+}
+
+/** `prompt=select_account`: continue as the signed-in user, or sign in as another. */
+async function accountPage(flow: Flow, session: SignedIn): Promise<Response> {
+  const text = MESSAGES[flow.locale].selectAccount;
+  const emails = await findPrimaryEmails(flow.c.get("db")(), [session.userId]);
+  return page(
+    flow,
+    200,
+    text.title,
+    <AccountForm {...await formContext(flow)} account={emails.get(session.userId) ?? ""} />,
+  );
 }
 
 /**
@@ -226,13 +302,16 @@ export async function resumeAuthorization(
 
 /**
  * The user is known: a code when they have granted the client access, or the client needs no
- * consent from a session of its own merchant; else the consent page, with its ticket.
+ * consent from a session of its own merchant, unless `prompt=consent` asks again; else the consent
+ * page, with its ticket, or `consent_required` where no page may be shown (`prompt=none`).
  */
-async function afterSignIn(flow: Flow, { userId, sessionHash, merchantId }: SignedIn): Promise<Response> {
+async function afterSignIn(flow: Flow, signedIn: SignedIn, { interactive = true } = {}): Promise<Response> {
   const { c, request } = flow;
   const { client } = request;
-  const autoApproved = client.autoApprove && merchantId === client.merchantId;
-  if (autoApproved || (await isConnected(c.get("db")(), client.id, userId))) return codeFor(flow, userId);
+  const autoApproved = client.autoApprove && signedIn.merchantId === client.merchantId;
+  const granted = autoApproved || (await isConnected(c.get("db")(), client.id, signedIn.userId));
+  if (granted && !request.prompts.has("consent")) return codeFor(flow, signedIn);
+  if (!interactive) return redirectWithError(c, flow.failureUri, CONSENT_REQUIRED, request.state);
   const consent = MESSAGES[flow.locale].consent;
   return page(
     flow,
@@ -241,18 +320,31 @@ async function afterSignIn(flow: Flow, { userId, sessionHash, merchantId }: Sign
     <ConsentForm
       {...await formContext(flow)}
       fields={requestedFields(client.fields)}
-      ticket={await consentTicket(c, sessionHash, client.id)}
+      ticket={await consentTicket(c, signedIn.sessionHash, client.id)}
     />,
   );
 }
 
-function codeFor({ c, request }: Flow, userId: number): Promise<Response> {
+/** The code, bound to the request and, for OpenID Connect, to the sign-in its ID tokens describe. */
+async function codeFor({ c, request }: Flow, signedIn: SignedIn): Promise<Response> {
+  const openId = request.scopes.includes("openid");
+  const { idToken, userinfo } = request.claims;
   return redirectWithCode(c, {
     clientId: request.client.id,
-    userId,
+    userId: signedIn.userId,
     redirectUri: request.redirectUri,
     state: request.state,
     codeChallenge: request.codeChallenge,
+    scope: request.scopes.join(" "),
+    ...(openId && {
+      nonce: request.nonce,
+      signIn: {
+        authTime: signedIn.created,
+        sid: await sessionSid(c.env, signedIn.sessionHash),
+        method: signedIn.method,
+      },
+    }),
+    ...(idToken.length + userinfo.length > 0 && { claims: request.claims }),
   });
 }
 

@@ -22,6 +22,10 @@ import { assertionGrant, jwtBearerGrant } from "./grants/jwt-bearer";
 import { passwordGrant } from "./grants/password";
 import { refreshTokenGrant } from "./grants/refresh-token";
 import { tokenExchangeGrant } from "./grants/token-exchange";
+import { htmlLang, LOCALES } from "../pages/locale";
+import { DISPLAYS, PROMPTS } from "./authorization-request";
+import { ID_TOKEN_CLAIMS, parseScope, SUPPORTED_SCOPES, USER_CLAIMS } from "./openid/claims";
+import { ACR_VALUES_SUPPORTED } from "./openid/id-tokens";
 import { introspectToken, revokeToken } from "./revocation";
 import { publicKeySet } from "./tokens";
 
@@ -37,6 +41,11 @@ const GRANTS = new Map<string, Grant>([
 ]);
 
 const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"];
+/**
+ * The grants that take `scope`: an authorization code's is its request's, so one sent with the
+ * code is not read; the others issue tokens without one.
+ */
+const SCOPED_GRANTS = new Set(["authorization_code", "password", "refresh_token", "client_credentials"]);
 /** What a public client (client_id, no secret) may ask for: a code with PKCE, and its refresh. */
 const PUBLIC_CLIENT_GRANTS = new Set(["authorization_code", "refresh_token"]);
 /** What the OAuth endpoints answer: never cached (RFC 6749 §5.1, RFC 7662 §2.2). */
@@ -46,40 +55,62 @@ const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
 export const SUPPORTED_GRANT_TYPES = [...GRANTS.keys()];
 
 /**
- * GET /.well-known/oauth-authorization-server (RFC 8414), for discovery by standard clients.
- * `issuer` is exactly the base URL, as the tokens' `iss`; the grants are those `/oauth/token`
- * accepts, as the status endpoint lists them. Public clients authenticate with client_id alone
- * (`none`), for the authorization_code and refresh_token grants only and to revoke their own
- * tokens; introspection takes confidential clients only.
+ * The server's metadata, one document for RFC 8414 (/.well-known/oauth-authorization-server) and
+ * OpenID Connect Discovery (/.well-known/openid-configuration), so the two always agree. `issuer`
+ * is exactly the base URL, as the tokens' `iss`; the grants are those `/oauth/token` accepts, as
+ * the status endpoint lists them. Public clients authenticate with client_id alone (`none`), for
+ * the authorization_code and refresh_token grants only and to revoke their own tokens;
+ * introspection takes confidential clients only.
  */
-export const metadataRoutes = new Hono<AppEnv>().get(
-  "/oauth-authorization-server",
+function serverMetadata(base: string): z.infer<typeof serverMetadataSchema> {
+  return {
+    issuer: base,
+    authorization_endpoint: `${base}/oauth/authorize`,
+    token_endpoint: `${base}/oauth/token`,
+    userinfo_endpoint: `${base}/oauth/userinfo`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    scopes_supported: [...SUPPORTED_SCOPES],
+    claims_supported: [...USER_CLAIMS, ...ID_TOKEN_CLAIMS],
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: ["RS256", "EdDSA"],
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: SUPPORTED_GRANT_TYPES,
+    token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, "none"],
+    code_challenge_methods_supported: ["S256"],
+    prompt_values_supported: [...PROMPTS],
+    display_values_supported: [...DISPLAYS],
+    acr_values_supported: ACR_VALUES_SUPPORTED,
+    ui_locales_supported: LOCALES.map(htmlLang),
+    claim_types_supported: ["normal"],
+    claims_parameter_supported: true,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    authorization_response_iss_parameter_supported: true,
+    revocation_endpoint: `${base}/oauth/revoke`,
+    revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, "none"],
+    introspection_endpoint: `${base}/oauth/introspect`,
+    introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    service_documentation: `${base}/api/2/reference`,
+  };
+}
+
+const describeMetadata = (controller: string) =>
   describeRoute({
     name: "Get the authorization server metadata",
-    controller: "oauth/metadata#show",
+    controller,
+    description:
+      "RFC 8414 and OpenID Connect Discovery: the same document at /.well-known/oauth-authorization-server and /.well-known/openid-configuration.",
     success: { data: serverMetadataSchema, bare: true },
-  }),
-  (c) => {
-    const base = c.env.BASE_URL;
-    const metadata: z.infer<typeof serverMetadataSchema> = {
-      issuer: base,
-      authorization_endpoint: `${base}/oauth/authorize`,
-      token_endpoint: `${base}/oauth/token`,
-      jwks_uri: `${base}/.well-known/jwks.json`,
-      grant_types_supported: SUPPORTED_GRANT_TYPES,
-      token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, "none"],
-      response_types_supported: ["code"],
-      code_challenge_methods_supported: ["S256"],
-      authorization_response_iss_parameter_supported: true,
-      revocation_endpoint: `${base}/oauth/revoke`,
-      revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, "none"],
-      introspection_endpoint: `${base}/oauth/introspect`,
-      introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-      service_documentation: `${base}/api/2/reference`,
-    };
-    return c.json(metadata, 200, { "Cache-Control": "public, max-age=300" });
-  },
-);
+  });
+
+export const metadataRoutes = new Hono<AppEnv>()
+  .get("/oauth-authorization-server", describeMetadata("oauth/metadata#show"), (c) =>
+    c.json(serverMetadata(c.env.BASE_URL), 200, { "Cache-Control": "public, max-age=300" }),
+  )
+  .get("/openid-configuration", describeMetadata("oauth/openid-configuration#show"), (c) =>
+    c.json(serverMetadata(c.env.BASE_URL), 200, { "Cache-Control": "public, max-age=300" }),
+  );
 
 /** The public keys, here and at /.well-known/jwks.json. */
 export const describeKeySet = () =>
@@ -111,8 +142,14 @@ export const oauthRoutes = new Hono<AppEnv>()
       if (!client.grantTypes.includes(params.grant_type)) {
         throw new OAuthError(400, "unauthorized_client", "The client is not allowed to use this grant type");
       }
-      if (params.scope) throw new OAuthError(400, "invalid_scope", "No scopes are defined for this client");
-      const tokens = await grant({ c, client, params, now: nowInSeconds() });
+      const requested = params.scope === undefined ? undefined : parseScope(params.scope);
+      if (requested && "unsupported" in requested) {
+        throw new OAuthError(400, "invalid_scope", "The requested scope is not supported");
+      }
+      if (requested?.scopes.length && !SCOPED_GRANTS.has(params.grant_type)) {
+        throw new OAuthError(400, "invalid_scope", "This grant type takes no scope");
+      }
+      const tokens = await grant({ c, client, params, scopes: requested?.scopes, now: nowInSeconds() });
       return c.json(tokens, 200, NO_STORE);
     },
   )

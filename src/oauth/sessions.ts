@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { base64url } from "jose";
 import { findLiveSession, insertSession, type LiveSession, revokeSession } from "../db/queries/sessions";
+import type { SignInMethod } from "../db/schema";
 import type { AppEnv, Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
@@ -32,6 +33,8 @@ export type NewSession = {
   lifetime: number;
   /** Kept across browser restarts (a Max-Age); otherwise the cookie ends with the browser. */
   persistent: boolean;
+  /** How the user signed in; none for a webview session, which an exchange code started. */
+  method: SignInMethod | null;
   /** What else the sign-in writes (its record on the user), in the session's batch. */
   writes?: BatchItem<"sqlite">[];
 };
@@ -71,6 +74,7 @@ export async function writeSession(
       clientId: session.clientId,
       created: now,
       expires: now + session.lifetime,
+      method: session.method,
     }),
     ...(previous === null ? [] : [revokeSession(db, previous, now)]),
     ...(session.writes ?? []),
@@ -98,6 +102,14 @@ export async function setSessionCookie(
  * a client of `merchantId`.
  */
 export type SignedIn = LiveSession & { sessionHash: string };
+
+/**
+ * The session's public id, OpenID Connect's `sid`: the ID tokens of one session share it, and a
+ * logout names the session by it. Derived from the id's keyed hash, so it opens nothing.
+ */
+export function sessionSid(env: Bindings, sessionHash: string): Promise<string> {
+  return hashSecret(env.DATA_PROTECTION_KEY, `sid:${sessionHash}`);
+}
 
 /** The browser's session, when it presents one that is live and whose user may sign in. */
 export async function presentedSession(c: Context<AppEnv>, now: number): Promise<SignedIn | undefined> {

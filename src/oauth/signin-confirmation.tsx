@@ -117,10 +117,11 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
           clientId: link.clientId,
           lifetime: link.remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
           persistent: link.remember,
+          method: "email",
         },
         now,
       );
-      const signedIn = { userId, merchantId, sessionHash: session.idHash };
+      const signedIn = { userId, merchantId, sessionHash: session.idHash, created: now, method: "email" as const };
       const answer = await resumeAuthorization(c, link.authorization, pageLocale(link.locale, undefined), signedIn);
       // Answered: the claim goes, and not even this browser can use the link again.
       c.executionCtx.waitUntil(used.done());

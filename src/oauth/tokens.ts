@@ -1,12 +1,16 @@
 /**
- * Access tokens are JWTs (RFC 9068 profile) signed with Ed25519 ("EdDSA"): asymmetric, so any
- * resource server can verify them against /oauth/jwks, and verification on our own API needs no
- * database. Ed25519 rather than ES256: in a bare worker on our machines it signed 3,100-3,700
- * tokens/s against 2,300-3,400 for ES256, and its signatures are deterministic, with no per-signature
- * nonce to get wrong (docs/oauth.md "Tokens").
+ * The service's signed tokens: access tokens (RFC 9068 profile), ID tokens and logout tokens,
+ * all JWTs, signed with the keys of the TOKEN_SIGNING_KEYS secret: a JSON array of private JWKs,
+ * each with a kid, Ed25519 ("EdDSA") and RSA ("RS256") keys in any order. The first key of each
+ * algorithm signs with it; every key verifies and is published (/oauth/jwks), which is how keys
+ * rotate.
  *
- * Keys come from the TOKEN_SIGNING_KEYS secret: a JSON array of private JWKs, each with a kid.
- * The first one signs; all of them verify and are published, which is how keys rotate.
+ * Access tokens are EdDSA unless a client asks for RS256: asymmetric, so any resource server can
+ * verify them, and verification on our own API needs no database. Ed25519 rather than ES256: in a
+ * bare worker on our machines it signed 3,100-3,700 tokens/s against 2,300-3,400 for ES256, and
+ * its signatures are deterministic, with no per-signature nonce to get wrong (docs/oauth.md
+ * "Tokens"). ID tokens are RS256 unless a client asks for EdDSA: OpenID Connect's default, and
+ * the only algorithm Schibsted's token libraries verify (docs/openid-connect.md).
  */
 import {
   CompactSign,
@@ -23,8 +27,8 @@ import { IsolateCache } from "../db/isolate-cache";
 import type { AccessTokenClaims, Bindings, TokenKind } from "../env";
 import { ConfigurationError, OAuthError } from "../errors";
 import { nowInSeconds } from "../http/datetime";
+import { SIGNING_ALGORITHMS, type SigningAlgorithm } from "./signing-algorithms";
 
-export const SIGNING_ALGORITHM = "EdDSA";
 /** Longer than any access token we issue; anything bigger is refused before it is parsed. */
 export const MAX_TOKEN_LENGTH = 4096;
 const TOKEN_TYPE = "at+jwt";
@@ -38,9 +42,10 @@ export function userIdOfSubject(sub: unknown): number | null {
   return typeof sub === "string" && CANONICAL_ID.test(sub) && Number.isSafeInteger(Number(sub)) ? Number(sub) : null;
 }
 
+type Signer = { key: CryptoKey; kid: string };
+
 type KeyRing = {
-  signingKey: CryptoKey;
-  kid: string;
+  signers: Record<SigningAlgorithm, Signer>;
   jwks: JSONWebKeySet;
   verifyKey: JWTVerifyGetKey;
   /** Tokens these keys verified, by issuer and token: a call with the same token needs no signature check. */
@@ -79,6 +84,19 @@ export async function signingKeysProblem(secret: string | undefined): Promise<st
   }
 }
 
+/** The algorithm a private JWK signs with: by its key type; an `alg` it names must agree. */
+function algorithmOf(jwk: Partial<JWK>): SigningAlgorithm | null {
+  const algorithm = jwk.kty === "OKP" && jwk.crv === "Ed25519" ? "EdDSA" : jwk.kty === "RSA" ? "RS256" : null;
+  return jwk.alg === undefined || jwk.alg === algorithm ? algorithm : null;
+}
+
+/** A key's public half as published: nothing private, its kid, algorithm and use. */
+function publicJwk(jwk: Partial<JWK>, alg: SigningAlgorithm): JWK {
+  const { kty, kid } = jwk;
+  const material = alg === "EdDSA" ? { crv: jwk.crv, x: jwk.x } : { n: jwk.n, e: jwk.e };
+  return { kty, ...material, kid, alg, use: "sig" } as JWK;
+}
+
 // The problems name the secret, never quote it: a JSON parser's message would show a piece of it.
 async function loadKeyRing(secret: string | undefined): Promise<KeyRing> {
   if (!secret) throw new ConfigurationError("TOKEN_SIGNING_KEYS is not set");
@@ -88,33 +106,36 @@ async function loadKeyRing(secret: string | undefined): Promise<KeyRing> {
   } catch {
     throw new ConfigurationError("TOKEN_SIGNING_KEYS is not JSON");
   }
-  const first = Array.isArray(keys) ? keys[0] : undefined;
-  if (!first?.kid || keys.some((k) => !k?.kid || !k.d)) {
+  if (!Array.isArray(keys) || keys.length === 0 || keys.some((k) => !k?.kid || !k.d)) {
     throw new ConfigurationError("TOKEN_SIGNING_KEYS must be a JSON array of private JWKs, each with a kid");
   }
-  let signingKey: CryptoKey;
-  try {
-    signingKey = (await importJWK({ ...first, alg: SIGNING_ALGORITHM }, SIGNING_ALGORITHM)) as CryptoKey;
-  } catch {
-    throw new ConfigurationError("TOKEN_SIGNING_KEYS's first key is not an Ed25519 private key");
+  const algorithms = keys.map(algorithmOf);
+  if (algorithms.includes(null)) {
+    throw new ConfigurationError("TOKEN_SIGNING_KEYS holds a key that is neither Ed25519 (EdDSA) nor RSA (RS256)");
   }
-  const jwks: JSONWebKeySet = {
-    keys: keys.map(({ kty, crv, x, kid }) => ({ kty, crv, x, kid, alg: SIGNING_ALGORITHM, use: "sig" }) as JWK),
-  };
-  // Every published key must verify, and the first's public half must be its private one's: a
-  // broken key would otherwise show only as tokens refused, or a key set resource servers reject.
+  const firsts = SIGNING_ALGORITHMS.map((alg) => keys[algorithms.indexOf(alg)]);
+  if (firsts.includes(undefined)) {
+    throw new ConfigurationError("TOKEN_SIGNING_KEYS needs an Ed25519 key (access tokens) and an RSA key (ID tokens)");
+  }
+  const jwks: JSONWebKeySet = { keys: keys.map((key, i) => publicJwk(key, algorithms[i]!)) };
+  // Every key must import, every published key verify, and each signing key's public half be its
+  // private one's: a broken key would otherwise show only as tokens refused, or a key set resource
+  // servers reject.
+  const signers = {} as Record<SigningAlgorithm, Signer>;
   try {
-    const publicKeys = await Promise.all(jwks.keys.map((key) => importJWK(key, SIGNING_ALGORITHM)));
-    const probe = await new CompactSign(new Uint8Array(1))
-      .setProtectedHeader({ alg: SIGNING_ALGORITHM })
-      .sign(signingKey);
-    await compactVerify(probe, publicKeys[0]!);
+    const publicKeys = await Promise.all(jwks.keys.map((key) => importJWK(key, key.alg)));
+    for (const [index, alg] of SIGNING_ALGORITHMS.entries()) {
+      const jwk = firsts[index]!;
+      const key = (await importJWK({ ...jwk, alg }, alg)) as CryptoKey;
+      const probe = await new CompactSign(new Uint8Array(1)).setProtectedHeader({ alg }).sign(key);
+      await compactVerify(probe, publicKeys[keys.indexOf(jwk)]!);
+      signers[alg] = { key, kid: jwk.kid! };
+    }
   } catch {
-    throw new ConfigurationError("TOKEN_SIGNING_KEYS holds a key whose public half is not a valid Ed25519 key");
+    throw new ConfigurationError("TOKEN_SIGNING_KEYS holds a key whose private or public half is not valid");
   }
   return {
-    signingKey,
-    kid: first.kid,
+    signers,
     jwks,
     verifyKey: createLocalJWKSet(jwks),
     verified: new IsolateCache(VERIFIED_TOKEN_TTL_MS),
@@ -124,6 +145,33 @@ async function loadKeyRing(secret: string | undefined): Promise<KeyRing> {
 /** The public keys, for /oauth/jwks. */
 export async function publicKeySet(env: Bindings): Promise<JSONWebKeySet> {
   return (await keyRing(env.TOKEN_SIGNING_KEYS)).jwks;
+}
+
+/**
+ * `claims` signed as a JWT of type `typ` with the algorithm's signing key. The claims are all ours
+ * and typed by the caller, so they are signed as they are: SignJWT's claim builder was a
+ * twentieth of a token request's CPU in the profile.
+ */
+export async function signToken(
+  env: Bindings,
+  alg: SigningAlgorithm,
+  typ: string,
+  claims: Record<string, unknown>,
+): Promise<string> {
+  const signer = (await keyRing(env.TOKEN_SIGNING_KEYS)).signers[alg];
+  return new CompactSign(UTF8.encode(JSON.stringify(claims)))
+    .setProtectedHeader({ alg, typ, kid: signer.kid })
+    .sign(signer.key);
+}
+
+/** Verifies a JWT of ours (signature by a published key, issuer, expiry) and returns its claims. */
+export async function verifyOwnToken(
+  env: Bindings,
+  token: string,
+  options: { typ?: string; audience?: string; clockTolerance?: number } = {},
+) {
+  const ring = await keyRing(env.TOKEN_SIGNING_KEYS);
+  return jwtVerify(token, ring.verifyKey, { issuer: env.BASE_URL, algorithms: [...SIGNING_ALGORITHMS], ...options });
 }
 
 /** The audience of tokens for this API; tokens for other resources carry that resource instead. */
@@ -142,28 +190,27 @@ export type TokenGrant = {
   audience?: string;
   /** The refresh-token family issued with it, so that revoking the grant revokes the token too. */
   grant?: string;
+  /** The client's `access_token_signed_response_alg`; EdDSA when it has none. */
+  algorithm?: SigningAlgorithm | undefined;
+  /** The user's claims userinfo gives beyond the scope's (the `claims` parameter's names). */
+  userinfoClaims?: string[] | undefined;
 };
 
 export async function issueAccessToken(env: Bindings, grant: TokenGrant, now: number): Promise<string> {
-  const ring = await keyRing(env.TOKEN_SIGNING_KEYS);
-  const claims = {
+  return signToken(env, grant.algorithm ?? "EdDSA", TOKEN_TYPE, {
     client_id: grant.clientId,
     token_use: grant.kind,
     mid: grant.merchantId,
     scope: grant.scope,
     ...(grant.grant && { gid: grant.grant }),
+    ...(grant.userinfoClaims && { claims: grant.userinfoClaims }),
     iss: env.BASE_URL,
     sub: grant.kind === "user" ? String(grant.userId) : grant.clientId,
     aud: grant.audience ?? apiAudience(env),
     iat: now,
     exp: now + grant.lifetime,
     jti: crypto.randomUUID(),
-  };
-  // The claims are all ours and typed here, so they are signed as they are: SignJWT's claim
-  // builder was a twentieth of a token request's CPU in the profile.
-  return new CompactSign(UTF8.encode(JSON.stringify(claims)))
-    .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: TOKEN_TYPE, kid: ring.kid })
-    .sign(ring.signingKey);
+  });
 }
 
 /**
@@ -187,18 +234,19 @@ export async function verifyAccessToken(
     const { payload } = await jwtVerify(token, ring.verifyKey, {
       issuer: env.BASE_URL,
       ...(audience === "api" && { audience: apiAudience(env) }),
-      algorithms: [SIGNING_ALGORITHM],
+      algorithms: [...SIGNING_ALGORITHMS],
       typ: TOKEN_TYPE,
       requiredClaims: ["sub", "exp", "iat", "jti", "aud", "client_id", "token_use", "mid"],
     });
-    const { token_use: kind, client_id: clientId, scope, sub, exp, iat, jti, gid, aud, mid } = payload;
+    const { token_use: kind, client_id: clientId, scope, sub, exp, iat, jti, gid, aud, mid, claims: named } = payload;
     if (
       (kind !== "user" && kind !== "server") ||
       typeof clientId !== "string" ||
       !Number.isSafeInteger(mid) ||
       typeof jti !== "string" ||
       typeof aud !== "string" ||
-      (gid !== undefined && typeof gid !== "string")
+      (gid !== undefined && typeof gid !== "string") ||
+      (named !== undefined && !(Array.isArray(named) && named.every((name) => typeof name === "string")))
     ) {
       throw new joseErrors.JWTClaimValidationFailed("unexpected claims", payload);
     }
@@ -217,6 +265,7 @@ export async function verifyAccessToken(
       jti,
       grant: gid ?? null,
       audience: aud,
+      userinfoClaims: (named as string[] | undefined) ?? [],
     });
     ring.verified.set(verifiedKey, claims);
     return claims;

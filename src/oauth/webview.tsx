@@ -156,7 +156,7 @@ async function writeWebviewSession(
   if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri) || refusal !== undefined) {
     return false;
   }
-  await writeSession(c, session, { userId: record.userId, clientId: target.id, ...WEBVIEW_SESSION }, now);
+  await writeSession(c, session, { userId: record.userId, clientId: target.id, method: null, ...WEBVIEW_SESSION }, now);
   return true;
 }
 

@@ -95,6 +95,25 @@ function loginViewHref({ parameters, locale }: Pick<FormContext, "parameters" | 
   return `/oauth/authorize?${query}`;
 }
 
+/** `prompt=select_account`: continue as `account` (the session's user), or sign in as another. */
+export function AccountForm(props: FormContext & { account: string }) {
+  const text = MESSAGES[props.locale].selectAccount;
+  return (
+    <>
+      <p>{text.intro(props.clientName)}</p>
+      <form method="post" action="/oauth/authorize">
+        <RequestFields {...props} />
+        <button type="submit" name="action" value="continue">
+          {text.continueAs(props.account)}
+        </button>
+        <button type="submit" name="action" value="switch" class="secondary">
+          {text.switch}
+        </button>
+      </form>
+    </>
+  );
+}
+
 /** `ticket`: the consent ticket (oauth/consent.ts), without which approval is refused. */
 export function ConsentForm(props: FormContext & { fields: ClientField[]; ticket: string }) {
   const text = MESSAGES[props.locale].consent;

@@ -40,6 +40,19 @@ export function pageLocale(requested: string | undefined, acceptLanguage: string
   return "en_US";
 }
 
+/**
+ * The first of OpenID Connect's `ui_locales` (BCP 47 tags, most preferred first) that names one
+ * of ours, by its language where the region is not ours (`nb`, `sv-FI`).
+ */
+export function uiLocale(uiLocales: string | undefined): Locale | undefined {
+  for (const tag of (uiLocales ?? "").split(" ").slice(0, 20)) {
+    const named = LOCALES.find((locale) => locale.toLowerCase() === tag.replace("-", "_").toLowerCase());
+    const locale = named ?? LANGUAGES[tag.split("-")[0]!.toLowerCase()];
+    if (locale) return locale;
+  }
+  return undefined;
+}
+
 /** The `lang` attribute of a page in `locale`. */
 export function htmlLang(locale: Locale): string {
   return locale.replace("_", "-");

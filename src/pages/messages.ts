@@ -48,6 +48,13 @@ type Messages = {
     haveAccount: string;
     withPassword: string;
   };
+  /** `prompt=select_account`: whether to continue as the signed-in user. */
+  selectAccount: {
+    title: string;
+    intro: (client: string) => string;
+    continueAs: (account: string) => string;
+    switch: string;
+  };
   consent: {
     title: string;
     intro: (client: string) => string;
@@ -119,6 +126,12 @@ export const MESSAGES: Record<Locale, Messages> = {
         `Enter your e-mail address to continue to ${client}. We e-mail you a link that signs you in, no password needed.`,
       haveAccount: "Already have an account? Sign in",
       withPassword: "Sign in with a password instead",
+    },
+    selectAccount: {
+      title: "Choose an account",
+      intro: (client) => `Continue to ${client} as the account signed in here, or sign in with another.`,
+      continueAs: (account) => `Continue as ${account}`,
+      switch: "Use another account",
     },
     consent: {
       title: "Allow access",
@@ -203,6 +216,12 @@ export const MESSAGES: Record<Locale, Messages> = {
       haveAccount: "Har du allerede en konto? Logg inn",
       withPassword: "Logg inn med passord i stedet",
     },
+    selectAccount: {
+      title: "Velg konto",
+      intro: (client) => `Fortsett til ${client} med kontoen som er logget inn her, eller logg inn med en annen.`,
+      continueAs: (account) => `Fortsett som ${account}`,
+      switch: "Bruk en annen konto",
+    },
     consent: {
       title: "Gi tilgang",
       intro: (client) => `${client} ber om tilgang til kontoen din.`,
@@ -285,6 +304,12 @@ export const MESSAGES: Record<Locale, Messages> = {
         `Ange din e-postadress för att fortsätta till ${client}. Vi skickar en länk som loggar in dig, utan lösenord.`,
       haveAccount: "Har du redan ett konto? Logga in",
       withPassword: "Logga in med lösenord i stället",
+    },
+    selectAccount: {
+      title: "Välj konto",
+      intro: (client) => `Fortsätt till ${client} med kontot som är inloggat här, eller logga in med ett annat.`,
+      continueAs: (account) => `Fortsätt som ${account}`,
+      switch: "Använd ett annat konto",
     },
     consent: {
       title: "Ge åtkomst",

@@ -11,6 +11,7 @@
 import * as z from "zod";
 import { redirectUriProblem } from "../oauth/redirect-uri";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/lifetimes";
+import { SIGNING_ALGORITHMS } from "../oauth/signing-algorithms";
 import { API_ENDPOINTS } from "./api-endpoints";
 import { CLIENT_FIELDS } from "./client-fields";
 import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
@@ -122,6 +123,9 @@ const client = z
       .refine((endpoints) => new Set(endpoints).size === endpoints.length, "each endpoint at most once")
       .nullable()
       .default(null),
+    /** OpenID Connect's client metadata: null for RS256 ID tokens and EdDSA access tokens. */
+    idTokenSignedResponseAlg: z.enum(SIGNING_ALGORITHMS).nullable().default(null),
+    accessTokenSignedResponseAlg: z.enum(SIGNING_ALGORITHMS).nullable().default(null),
   })
   .refine((c) => c.defaultRedirectUri === null || c.redirectUris.includes(c.defaultRedirectUri), {
     message: "defaultRedirectUri must be one of redirectUris",

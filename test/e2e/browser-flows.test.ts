@@ -5,6 +5,7 @@
  * that is where the codes and errors arrive.
  */
 import AxeBuilder from "@axe-core/playwright";
+import * as oidc from "openid-client";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import demo from "../../data/demo.json";
@@ -249,6 +250,49 @@ describe("browser flows in Chromium", () => {
     await page.goto(authorizeUrl(web));
     const sso = await backAtClient(session, web);
     expect((await redeem(web, sso.get("code")!)).body.user_id).toBe(erik.userId);
+    await context.close();
+  });
+
+  it("OpenID Connect with openid-client: discovery, code flow with PKCE and nonce, ID token, userinfo, refresh", async () => {
+    const config = await oidc.discovery(new URL(server.base), web.id, undefined, oidc.ClientSecretBasic(web.secret), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const verifier = oidc.randomPKCECodeVerifier();
+    const nonce = oidc.randomNonce();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: web.redirectUris[0]!,
+      scope: "openid profile email",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+      nonce,
+      state,
+    });
+    const session = await newContext();
+    const { context, page, arrivals } = session;
+    await page.goto(url.href);
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await signIn(page, ingrid);
+    await backAtClient(session, web);
+    const tokens = await oidc.authorizationCodeGrant(config, arrivals.at(-1)!, {
+      pkceCodeVerifier: verifier,
+      expectedNonce: nonce,
+      expectedState: state,
+      idTokenExpected: true,
+    });
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({ iss: server.base, aud: web.id, nonce, amr: ["pwd"] });
+    const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+    expect(userinfo).toMatchObject({ sub: claims.sub, legacy_user_id: ingrid.userId, email: ingrid.email });
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.claims()).toMatchObject({ sub: claims.sub, auth_time: claims.auth_time, sid: claims.sid });
+
+    // prompt=select_account: the signed-in user is offered, under axe, and continuing needs no password.
+    await page.goto(authorizeUrl(web, { scope: "openid", prompt: "select_account" }));
+    await page.getByRole("heading", { name: "Choose an account" }).waitFor();
+    await expectNoAxeViolations(page);
+    await page.getByRole("button", { name: `Continue as ${ingrid.email}` }).click();
+    expect((await backAtClient(session, web)).get("code")).toBeTruthy();
     await context.close();
   });
 

@@ -78,7 +78,13 @@ async function setting(): Promise<Setting> {
   const signIn = await call(
     "/oauth/token",
     form(
-      { grant_type: "password", username: user.email, password: user.password, redirect_uri: CALLBACK },
+      {
+        grant_type: "password",
+        username: user.email,
+        password: user.password,
+        redirect_uri: CALLBACK,
+        scope: "openid profile",
+      },
       credentials,
     ),
   );
@@ -113,6 +119,12 @@ type Route = {
 };
 
 const ROUTES: Route[] = [
+  {
+    name: "GET /oauth/userinfo",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: (s) => ["/oauth/userinfo", { headers: bearer(s.userToken) }],
+  },
   {
     name: "GET /api/2/me",
     uses: ["DB", "RATE_LIMITER"],

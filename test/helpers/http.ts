@@ -65,10 +65,17 @@ type PasswordClient = { id: string; secret: string; redirectUris: string[] };
 export async function userTokenResponse(
   user: { email: string; password: string } = ingrid,
   client: PasswordClient = webClient,
+  scope?: string,
 ): Promise<TokenBody> {
   const res = await postForm(
     "/oauth/token",
-    { grant_type: "password", username: user.email, password: user.password, redirect_uri: client.redirectUris[0]! },
+    {
+      grant_type: "password",
+      username: user.email,
+      password: user.password,
+      redirect_uri: client.redirectUris[0]!,
+      ...(scope !== undefined && { scope }),
+    },
     basicAuth(client.id, client.secret),
   );
   if (res.status !== 200) throw new Error(`user token: ${res.status} ${await res.text()}`);
@@ -78,8 +85,9 @@ export async function userTokenResponse(
 export async function userToken(
   user?: { email: string; password: string },
   client: PasswordClient = webClient,
+  scope?: string,
 ): Promise<string> {
-  return (await userTokenResponse(user, client)).access_token;
+  return (await userTokenResponse(user, client, scope)).access_token;
 }
 
 export function bearer(token: string): Record<string, string> {

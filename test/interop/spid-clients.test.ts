@@ -1,9 +1,8 @@
 /**
  * SPiD's own npm-published clients, unmodified, against the running server (`npm start`):
- * `token-introspection` (remote introspection, RFC 7662) and `@schibsted/account-sdk-browser`
- * (its login and logout URLs). Each is configured as its README says, with this service as the
- * environment. Local JWT verification by token-introspection needs RS256 keys: that comes with
- * OpenID Connect.
+ * `token-introspection` (remote introspection, RFC 7662, and local verification of RS256 access
+ * tokens against the published keys) and `@schibsted/account-sdk-browser` (its login and logout
+ * URLs). Each is configured as its README says, with this service as the environment.
  */
 import { Identity } from "@schibsted/account-sdk-browser";
 import tokenIntrospection from "token-introspection";
@@ -11,7 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import demo from "../../data/demo.json";
 import { type RunningServer, startServer } from "../cli/running-server";
 
-const [web] = demo.clients as [(typeof demo.clients)[number]];
+const [web, , fjord] = demo.clients as [
+  (typeof demo.clients)[number],
+  (typeof demo.clients)[number],
+  (typeof demo.clients)[number],
+];
 const [ingrid] = demo.users as [(typeof demo.users)[number]];
 const REDIRECT_URI = web.redirectUris[0]!;
 
@@ -23,10 +26,10 @@ beforeAll(async () => {
 
 afterAll(() => server?.stop(), 60_000);
 
-async function tokens(fields: Record<string, string>) {
+async function tokens(fields: Record<string, string>, client = web) {
   const res = await fetch(`${server.base}/oauth/token`, {
     method: "POST",
-    headers: { Authorization: `Basic ${btoa(`${web.id}:${web.secret}`)}` },
+    headers: { Authorization: `Basic ${btoa(`${client.id}:${client.secret}`)}` },
     body: new URLSearchParams(fields),
   });
   expect(res.status).toBe(200);
@@ -54,6 +57,21 @@ describe("token-introspection", () => {
       client_id: web.id,
       sub: String(ingrid.userId),
     });
+  });
+
+  it("verifies an RS256 access token locally against /oauth/jwks, with no call to the introspection endpoint", async () => {
+    // The demo's Fjord client asks for RS256 access tokens (accessTokenSignedResponseAlg).
+    const { access_token } = await tokens({ grant_type: "client_credentials" }, fjord);
+    const local = tokenIntrospection({ jwks_uri: `${server.base}/oauth/jwks`, fetch });
+    expect(await local(access_token)).toMatchObject({
+      active: true,
+      client_id: fjord.id,
+      sub: fjord.id,
+      iss: server.base,
+    });
+    // An EdDSA token is not one it can verify (RS256 only): refused, never taken as active.
+    const { access_token: eddsa } = await tokens({ grant_type: "client_credentials" });
+    await expect(local(eddsa)).rejects.toBeInstanceOf(tokenIntrospection.errors.TokenNotActiveError);
   });
 
   it("finds a revoked token and a made-up one not active", async () => {

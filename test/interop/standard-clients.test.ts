@@ -71,6 +71,29 @@ describe("openid-client", () => {
     });
   });
 
+  it("discovers the OpenID Provider, validates the password grant's ID token, reads userinfo and refreshes", async () => {
+    const config = await client.discovery(
+      new URL(server.base),
+      web.id,
+      undefined,
+      client.ClientSecretBasic(web.secret),
+      {
+        execute: [client.allowInsecureRequests],
+      },
+    );
+    expect(config.serverMetadata().userinfo_endpoint).toBe(`${server.base}/oauth/userinfo`);
+    const tokens = await client.genericGrantRequest(config, "password", {
+      ...passwordParameters(),
+      scope: "openid email",
+    });
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({ iss: server.base, aud: web.id, amr: ["pwd"] });
+    const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    expect(userinfo).toMatchObject({ email: ingrid.email, legacy_user_id: String(ingrid.userId) });
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.claims()?.sub).toBe(claims.sub);
+  });
+
   it("exchanges another client's user token for its own (RFC 8693)", async () => {
     const userTokens = await client.genericGrantRequest(await configuration(), "password", passwordParameters());
     const exchanged = await client.genericGrantRequest(await configuration(app.id, app.secret), TOKEN_EXCHANGE, {

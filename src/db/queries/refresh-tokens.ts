@@ -15,7 +15,7 @@ export function findRefreshToken(db: Database, tokenHash: string): Promise<Refre
 /** The token with its user's status (null when the user is gone), in one read for the refresh grant. */
 export function findRefreshTokenForRotation(db: Database, tokenHash: string) {
   return db
-    .select({ token: refreshTokens, userStatus: users.status })
+    .select({ token: refreshTokens, userStatus: users.status, userUuid: users.uuid })
     .from(refreshTokens)
     .leftJoin(users, eq(users.id, refreshTokens.userId))
     .where(eq(refreshTokens.tokenHash, tokenHash))
@@ -93,9 +93,13 @@ function insertSuccessorAfterUpdate(db: Database, parent: RefreshTokenRecord, su
         revoked: sql<null>`NULL`.as("revoked"),
         parentId: refreshTokens.id,
         rotated: sql<null>`NULL`.as("rotated"),
+        authTime: refreshTokens.authTime,
+        sid: refreshTokens.sid,
+        method: refreshTokens.method,
+        claims: refreshTokens.claims,
       })
       .from(refreshTokens)
-      // The parent's row, which gives the successor its client, user, scope and family.
+      // The parent's row, which gives the successor its client, user, scope, family and sign-in.
       .where(and(eq(refreshTokens.id, parent.id), sql`changes() > 0`)),
   );
 }

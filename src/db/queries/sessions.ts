@@ -13,13 +13,26 @@ export function revokeSession(db: Database, idHash: string, now: number) {
     .where(and(eq(sessions.idHash, idHash), isNull(sessions.revoked)));
 }
 
-/** A live session: its user, and the merchant of the client it was started through (null once that client is gone). */
-export type LiveSession = { userId: number; merchantId: number | null };
+/**
+ * A live session: its user, the merchant of the client it was started through (null once that
+ * client is gone), and when and how the user signed in.
+ */
+export type LiveSession = {
+  userId: number;
+  merchantId: number | null;
+  created: number;
+  method: (typeof sessions.$inferSelect)["method"];
+};
 
 /** The session when it is live (not revoked, not expired) and its user's account may sign in. */
 export async function findLiveSession(db: Database, idHash: string, now: number): Promise<LiveSession | undefined> {
   return db
-    .select({ userId: sessions.userId, merchantId: clients.merchantId })
+    .select({
+      userId: sessions.userId,
+      merchantId: clients.merchantId,
+      created: sessions.created,
+      method: sessions.method,
+    })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .leftJoin(clients, eq(clients.id, sessions.clientId))

@@ -53,15 +53,14 @@ export async function findPrimaryEmails(db: Database, userIds: number[]): Promis
   return new Map(rows.flatMap(({ id, email }) => (email === null ? [] : [[id, email] as const])));
 }
 
-/** The user's status, or undefined when there is no such user. */
-export async function findUserStatus(db: Database, userId: number): Promise<number | undefined> {
-  const row = await db.select({ status: users.status }).from(users).where(eq(users.id, userId)).get();
-  return row?.status;
+/** The user's status and uuid, or undefined when there is no such user. */
+export async function findUserStatusAndUuid(db: Database, userId: number) {
+  return db.select({ status: users.status, uuid: users.uuid }).from(users).where(eq(users.id, userId)).get();
 }
 
 /** Why the user may not sign in (`inactive`, `blocked`, `deleted`; a missing user is deleted), or undefined. */
 export async function findUserRefusal(db: Database, userId: number): Promise<string | undefined> {
-  return refusalOf(await findUserStatus(db, userId));
+  return refusalOf((await findUserStatusAndUuid(db, userId))?.status);
 }
 
 /** Why a user of `status` may not sign in; a missing status (no such user) is `deleted`. */

@@ -1,6 +1,7 @@
 /** Merchants and their OAuth clients: each client's settings, secrets and grants. */
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { SigningAlgorithm } from "../../oauth/signing-algorithms";
 import type { ApiEndpoint } from "../../schemas/api-endpoints";
 import { now } from "./now";
 
@@ -70,6 +71,9 @@ export const clients = sqliteTable(
       .$type<string[]>()
       .notNull()
       .default(sql`'[]'`),
+    /** OpenID Connect's client metadata: how its ID tokens and access tokens are signed (null: RS256, EdDSA). */
+    idTokenSignedResponseAlg: text("id_token_signed_response_alg").$type<SigningAlgorithm>(),
+    accessTokenSignedResponseAlg: text("access_token_signed_response_alg").$type<SigningAlgorithm>(),
     /** The /api/2 endpoints the client is granted (schemas/api-endpoints.ts); null for all of them. */
     apiEndpoints: text("api_endpoints", { mode: "json" }).$type<ApiEndpoint[]>(),
     created: integer("created").notNull().default(now),

@@ -4,6 +4,9 @@ import { clients } from "./merchants-and-clients";
 import { now } from "./now";
 import { users } from "./users";
 
+/** A password (`pwd`), or a sign-in link mailed to the user (`email`). */
+export type SignInMethod = "pwd" | "email";
+
 /**
  * The one live sign-in link per user (POST /api/2/signin, the login page's "e-mail me a link"):
  * its token's keyed hash. A new link replaces the row; using a link claims it for the confirming
@@ -46,6 +49,15 @@ export const refreshTokens = sqliteTable(
     parentId: integer("parent_id"),
     /** When this token was rotated (and so revoked) by its own use, as against revoked otherwise. */
     rotated: integer("rotated"),
+    /**
+     * What the grant's ID tokens say of the sign-in it came from (OpenID Connect): when it was,
+     * the browser session's `sid`, and how (sessions.method). Null where the grant had none.
+     */
+    authTime: integer("auth_time"),
+    sid: text("sid"),
+    method: text("method").$type<SignInMethod>(),
+    /** The user's claims the authorization request asked for by name (its `claims` parameter). */
+    claims: text("claims", { mode: "json" }).$type<{ idToken: string[]; userinfo: string[] }>(),
   },
   (t) => [
     uniqueIndex("refresh_tokens_hash_idx").on(t.tokenHash),
@@ -73,6 +85,8 @@ export const sessions = sqliteTable(
     created: integer("created").notNull(),
     expires: integer("expires").notNull(),
     revoked: integer("revoked"),
+    /** How the user signed in: null for a webview session, which an exchange code started. */
+    method: text("method").$type<SignInMethod>(),
   },
   (t) => [index("sessions_user_idx").on(t.userId)],
 );

@@ -3,17 +3,19 @@
  * authenticated client must be the one the code was issued for, and `redirect_uri` the one bound
  * to it, and `code_verifier` must meet its PKCE challenge (RFC 7636) when the authorization
  * request had one; a public client's code must have had one (its client_id proves nothing). The
- * answer is a user token for the code's user, with a refresh token. A code is refused after its 30
+ * answer is a user token for the code's user, with a refresh token, and an ID token when the
+ * authorization request had `openid` (the code's scope; a `scope` sent here is not read). A code is refused after its 30
  * seconds and after its first redemption, both judged in the client's RateLimiter (kv/codes.ts:
  * two racing redemptions cannot both win, and a code cannot outlive its record there). It is spent
  * only once the refresh token is written, so that a replay, which revokes what the first
  * redemption was issued (RFC 6749 §4.1.2), always finds it to revoke; a redemption that fails
  * before that leaves the code to the client's retry.
  */
-import { findUserRefusal } from "../../db/queries/users";
+import { findUserStatusAndUuid, refusalOf } from "../../db/queries/users";
 import { invalidGrant, invalidRequest } from "../../errors";
 import { spendExchangeCode } from "../../kv/codes";
 import { newRefreshTokenFamily } from "../refresh-tokens";
+import { subjectOf } from "../openid/claims";
 import { revokeGrant } from "../revocation";
 import { type Grant, userTokensWithNewGrant } from "./grant";
 
@@ -34,9 +36,19 @@ export const authorizationCodeGrant: Grant = async (request) => {
     },
     grant,
     async (record) => {
-      const refusal = await findUserRefusal(c.get("db")(), record.userId);
+      const user = await findUserStatusAndUuid(c.get("db")(), record.userId);
+      const refusal = refusalOf(user?.status);
       if (refusal) throw invalidGrant(`The user account is ${refusal}`);
-      return userTokensWithNewGrant(request, record.userId, { grant });
+      return userTokensWithNewGrant(request, record.userId, {
+        grant,
+        userGrant: {
+          scope: record.scope ?? "",
+          subject: user && subjectOf(user),
+          signIn: record.signIn,
+          nonce: record.nonce,
+          claims: record.claims,
+        },
+      });
     },
   );
   switch (spent.outcome) {

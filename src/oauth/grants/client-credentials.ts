@@ -1,11 +1,20 @@
-/** grant_type=client_credentials: a server token for the client itself (RFC 6749 §4.4). */
+/**
+ * grant_type=client_credentials: a server token for the client itself (RFC 6749 §4.4), with the
+ * scope asked for (SPiD answered `scope=openid profile` so); every supported scope is the
+ * client's to ask for.
+ */
 import { OAuthError } from "../../errors";
 import { type Grant, tokenResponse } from "./grant";
 
 export const clientCredentialsGrant: Grant = async (request) => {
   const { client, params } = request;
   const audience = params.resource === undefined ? undefined : registeredResource(client, params.resource);
-  return tokenResponse(request, { kind: "server", userId: null, audience }, { user_id: false, is_admin: client.admin });
+  const scope = (request.scopes ?? []).join(" ");
+  return tokenResponse(
+    request,
+    { kind: "server", userId: null, audience, scope },
+    { user_id: false, is_admin: client.admin },
+  );
 };
 
 /**

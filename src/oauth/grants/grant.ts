@@ -2,10 +2,13 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import type { ClientRecord } from "../../db/queries/clients";
 import { insertRefreshToken } from "../../db/queries/refresh-tokens";
-import { connectUser } from "../../db/queries/users";
+import { connectUser, findUserProfiles } from "../../db/queries/users";
 import type { AppEnv, TokenKind } from "../../env";
 import type { TokenRequest } from "../../schemas/oauth";
 import type { TokenResponse } from "../../schemas/responses/oauth";
+import type { RequestedClaims } from "../authorization-request";
+import { releasedClaims, type Scope, userClaims } from "../openid/claims";
+import { issueIdToken, type OpenIdSignIn } from "../openid/id-tokens";
 import { newRefreshToken, newRefreshTokenFamily } from "../refresh-tokens";
 import { issueAccessToken } from "../tokens";
 
@@ -13,18 +16,42 @@ export type GrantRequest = {
   c: Context<AppEnv>;
   client: ClientRecord;
   params: TokenRequest;
+  /** The `scope` parameter's values, all supported; undefined when it was not sent. */
+  scopes: Scope[] | undefined;
   /** Unix seconds, fixed for the whole request. */
   now: number;
 };
 
 export type Grant = (request: GrantRequest) => Promise<TokenResponse>;
 
+/**
+ * What a user's grant carries to every token issued under it: its scope and, when that has
+ * `openid`, the sign-in its ID tokens describe.
+ */
+export type UserGrant = {
+  /** Space-separated, as the token response and the access token's `scope` claim say it. */
+  scope: string;
+  /** The user's OpenID Connect subject; needed only with `openid`. */
+  subject?: string;
+  signIn?: OpenIdSignIn | undefined;
+  nonce?: string | undefined;
+  claims?: RequestedClaims | undefined;
+};
+
 /** Issues the client's access token and wraps it in the Token response. */
 export async function tokenResponse(
   { c, client, now }: GrantRequest,
-  token: { kind: TokenKind; userId: number | null; audience?: string | undefined; grant?: string },
+  token: {
+    kind: TokenKind;
+    userId: number | null;
+    audience?: string | undefined;
+    grant?: string;
+    scope?: string;
+    userinfoClaims?: string[] | undefined;
+  },
   fields: { user_id: string | false; is_admin: boolean; refresh_token?: string; issued_token_type?: string },
 ): Promise<TokenResponse> {
+  const scope = token.scope ?? "";
   const accessToken = await issueAccessToken(
     c.env,
     {
@@ -32,10 +59,12 @@ export async function tokenResponse(
       clientId: client.id,
       merchantId: client.merchantId,
       userId: token.userId,
-      scope: "",
+      scope,
       lifetime: client.accessTokenLifetime,
       audience: token.audience,
       grant: token.grant,
+      userinfoClaims: token.userinfoClaims,
+      algorithm: client.accessTokenSignedResponseAlg ?? undefined,
     },
     now,
   );
@@ -43,10 +72,56 @@ export async function tokenResponse(
     access_token: accessToken,
     token_type: "Bearer",
     expires_in: client.accessTokenLifetime,
-    scope: "",
+    scope,
     ...fields,
     server_time: now,
   };
+}
+
+/**
+ * The user's tokens under a grant: the access token, and an ID token beside it when the grant has
+ * `openid` and a sign-in (Core §3.1.3.3, §12.2).
+ */
+export async function userTokens(
+  request: GrantRequest,
+  userId: number,
+  userGrant: UserGrant,
+  token: { grant: string; refreshToken: string; issuedTokenType?: string | undefined },
+): Promise<TokenResponse> {
+  const { c, client, now } = request;
+  const response = await tokenResponse(
+    request,
+    {
+      kind: "user",
+      userId,
+      grant: token.grant,
+      scope: userGrant.scope,
+      userinfoClaims: userGrant.claims?.userinfo.length ? userGrant.claims.userinfo : undefined,
+    },
+    {
+      user_id: String(userId),
+      is_admin: false,
+      refresh_token: token.refreshToken,
+      ...(token.issuedTokenType && { issued_token_type: token.issuedTokenType }),
+    },
+  );
+  const { signIn, subject } = userGrant;
+  if (!userGrant.scope.split(" ").includes("openid") || !signIn || subject === undefined) return response;
+  const asked = userGrant.claims?.idToken ?? [];
+  const [profile] = asked.length > 0 ? await findUserProfiles(c.get("db")(), [userId]) : [];
+  const idToken = await issueIdToken(
+    c.env,
+    {
+      client,
+      subject,
+      signIn,
+      accessToken: response.access_token,
+      nonce: userGrant.nonce,
+      ...(profile && { userClaims: userClaims(profile, releasedClaims([], asked)) }),
+    },
+    now,
+  );
+  return { ...response, id_token: idToken };
 }
 
 /**
@@ -56,11 +131,19 @@ export async function tokenResponse(
 export async function userTokensWithNewGrant(
   request: GrantRequest,
   userId: number,
-  { grant = newRefreshTokenFamily(), writes = [], issuedTokenType }: UserTokenOptions = {},
+  { grant = newRefreshTokenFamily(), writes = [], issuedTokenType, userGrant = { scope: "" } }: UserTokenOptions = {},
 ): Promise<TokenResponse> {
   const { c, client, now } = request;
   const db = c.get("db")();
   const refresh = await newRefreshToken(c.env, now);
+  // Signed before anything is written: a signing key that fails (a 503 while misconfigured) must
+  // leave no grant behind whose tokens the client never got.
+  const response = await userTokens(request, userId, userGrant, {
+    grant,
+    refreshToken: refresh.token,
+    issuedTokenType,
+  });
+  const { signIn } = userGrant;
   await db.batch([
     insertRefreshToken(db, {
       tokenHash: refresh.tokenHash,
@@ -69,20 +152,14 @@ export async function userTokensWithNewGrant(
       family: grant,
       created: refresh.created,
       expires: refresh.expires,
+      scope: userGrant.scope,
+      ...(signIn && { authTime: signIn.authTime, sid: signIn.sid, method: signIn.method }),
+      ...(userGrant.claims && { claims: userGrant.claims }),
     }),
     connectUser(db, { clientId: client.id, userId, merchantId: client.merchantId }),
     ...writes,
   ]);
-  return tokenResponse(
-    request,
-    { kind: "user", userId, grant },
-    {
-      user_id: String(userId),
-      is_admin: false,
-      refresh_token: refresh.token,
-      ...(issuedTokenType && { issued_token_type: issuedTokenType }),
-    },
-  );
+  return response;
 }
 
 type UserTokenOptions = {
@@ -91,4 +168,5 @@ type UserTokenOptions = {
   writes?: BatchItem<"sqlite">[];
   /** RFC 8693's `issued_token_type`, for token exchange. */
   issuedTokenType?: string;
+  userGrant?: UserGrant;
 };

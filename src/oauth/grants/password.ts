@@ -1,15 +1,17 @@
 /**
  * grant_type=password: a user token for testing without a redirect (RFC 6749 §4.3), with a
- * refresh token. The redirect URI must be registered for the client, exactly. Guessing is
+ * refresh token, and an ID token for `scope=openid`. The redirect URI must be registered for the client, exactly. Guessing is
  * throttled as on the login page (password-sign-in.ts), but the network is the client's server's.
  */
 import { isConnected, recordPasswordSignIn } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
+import { subjectOf } from "../openid/claims";
 import { signInWithPassword } from "../password-sign-in";
 import { isRegisteredRedirectUri } from "../redirect-uri";
 import { type Grant, userTokensWithNewGrant } from "./grant";
 
-export const passwordGrant: Grant = async ({ c, client, params, now }) => {
+export const passwordGrant: Grant = async (request) => {
+  const { c, client, params, now } = request;
   const { username, password, redirect_uri: redirectUri } = params;
   if (!username) throw invalidRequest("Parameter 'username' is missing");
   if (password === undefined) throw invalidRequest("Parameter 'password' is missing");
@@ -46,7 +48,12 @@ export const passwordGrant: Grant = async ({ c, client, params, now }) => {
     throw invalidGrant("The user has not granted this client access");
   }
 
-  return userTokensWithNewGrant({ c, client, params, now }, user.id, {
+  return userTokensWithNewGrant(request, user.id, {
     writes: [recordPasswordSignIn(db, user.id, now)],
+    userGrant: {
+      scope: (request.scopes ?? []).join(" "),
+      subject: subjectOf(user),
+      signIn: { authTime: now, sid: null, method: "pwd" },
+    },
   });
 };

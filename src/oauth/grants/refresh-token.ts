@@ -1,5 +1,6 @@
 /**
- * grant_type=refresh_token (RFC 6749 §6) with rotation: each use answers a new refresh token and
+ * grant_type=refresh_token (RFC 6749 §6) with rotation, answering a new ID token (OpenID Connect
+ * Core §12.2: the first sign-in's `auth_time` and `sid`, no `nonce`) when the grant has `openid`: each use answers a new refresh token and
  * the presented one stops working; presenting one already rotated revokes its whole family
  * (RFC 9700 §4.14.2), since either its owner or a thief now holds a stolen successor; the access
  * tokens issued under the family stop working too.
@@ -17,10 +18,10 @@ import {
   rotateRefreshToken,
 } from "../../db/queries/refresh-tokens";
 import { refusalOf } from "../../db/queries/users";
-import { invalidGrant, invalidRequest } from "../../errors";
+import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
 import { inRotationGrace, newRefreshToken, refreshTokenHash } from "../refresh-tokens";
 import { revokeGrant } from "../revocation";
-import { type Grant, type GrantRequest, tokenResponse } from "./grant";
+import { type Grant, type GrantRequest, userTokens } from "./grant";
 
 export const refreshTokenGrant: Grant = async (request) => {
   const { c, client, params, now } = request;
@@ -35,13 +36,26 @@ export const refreshTokenGrant: Grant = async (request) => {
   const refusal = refusalOf(found.userStatus);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
 
+  // RFC 6749 §6: a narrower scope for this access token; the grant keeps its own.
+  const granted = presented.scope.split(" ").filter((scope) => scope !== "");
+  const { scopes = granted } = request;
+  if (!scopes.every((scope) => granted.includes(scope))) {
+    throw new OAuthError(400, "invalid_scope", "The requested scope exceeds what the refresh token was granted");
+  }
+
   const successor = await newRefreshToken(c.env, now);
   // Signed before anything is written: a signing key that fails (a 503 while misconfigured) must
   // not leave behind a rotation whose successor the client never got.
-  const response = await tokenResponse(
+  const response = await userTokens(
     request,
-    { kind: "user", userId: presented.userId, grant: presented.family },
-    { user_id: String(presented.userId), is_admin: false, refresh_token: successor.token },
+    presented.userId,
+    {
+      scope: scopes.join(" "),
+      subject: found.userUuid ?? undefined,
+      signIn: presented.authTime === null ? undefined : { ...presented, authTime: presented.authTime },
+      claims: presented.claims ?? undefined,
+    },
+    { grant: presented.family, refreshToken: successor.token },
   );
   if (presented.revoked !== null) {
     // Within the window: the unused successor is replaced; none left unused and unrevoked is reuse.

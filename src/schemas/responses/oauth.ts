@@ -14,25 +14,51 @@ export const tokenResponseSchema = z.object({
   /** Token exchange (RFC 8693 §2.2.1) only. */
   issued_token_type: z.optional(z.string()),
   server_time: z.number(),
+  /** OpenID Connect: when the grant has `openid`. */
+  id_token: z.optional(z.string()),
 });
 
 export type TokenResponse = z.infer<typeof tokenResponseSchema>;
 
 z.globalRegistry.add(tokenResponseSchema, { id: "TokenResponse" });
 
-/** The public keys that verify access tokens (RFC 7517). */
+/** The public keys that verify the service's tokens (RFC 7517): Ed25519 and RSA, nothing private. */
 export const keySetSchema = z.object({
   keys: z.array(
-    z.object({ kty: z.string(), crv: z.string(), x: z.string(), kid: z.string(), alg: z.string(), use: z.string() }),
+    z.union([
+      z.object({ kty: z.literal("OKP"), crv: z.literal("Ed25519"), x: z.string(), ...publishedKeyFields() }),
+      z.object({ kty: z.literal("RSA"), n: z.string(), e: z.string(), ...publishedKeyFields() }),
+    ]),
   ),
 });
 
-/** Authorization server metadata (RFC 8414): what this deployment offers, and nothing more. */
+function publishedKeyFields() {
+  return { kid: z.string(), alg: z.enum(["EdDSA", "RS256"]), use: z.literal("sig") };
+}
+
+/**
+ * Authorization server metadata (RFC 8414), which is also the OpenID Provider's (OpenID Connect
+ * Discovery §3): what this deployment offers, and nothing more.
+ */
 export const serverMetadataSchema = z.object({
   issuer: z.string(),
   authorization_endpoint: z.string(),
   token_endpoint: z.string(),
+  userinfo_endpoint: z.string(),
   jwks_uri: z.string(),
+  scopes_supported: z.array(z.string()),
+  claims_supported: z.array(z.string()),
+  subject_types_supported: z.array(z.string()),
+  id_token_signing_alg_values_supported: z.array(z.string()),
+  response_modes_supported: z.array(z.string()),
+  prompt_values_supported: z.array(z.string()),
+  display_values_supported: z.array(z.string()),
+  acr_values_supported: z.array(z.string()),
+  ui_locales_supported: z.array(z.string()),
+  claim_types_supported: z.array(z.string()),
+  claims_parameter_supported: z.boolean(),
+  request_parameter_supported: z.boolean(),
+  request_uri_parameter_supported: z.boolean(),
   grant_types_supported: z.array(z.string()),
   token_endpoint_auth_methods_supported: z.array(z.string()),
   response_types_supported: z.array(z.string()),
