@@ -34,6 +34,7 @@ import { authorizeRoutes } from "./oauth/authorize";
 import { logoutRoutes } from "./oauth/logout";
 import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
 import { userinfoRoutes } from "./oauth/openid/userinfo";
+import { registrationRoutes } from "./oauth/registration";
 import { signinConfirmationRoutes } from "./oauth/signin-confirmation";
 import { spidBrowserRoutes } from "./oauth/spid-browser-paths";
 import { webviewRoutes } from "./oauth/webview";
@@ -55,6 +56,7 @@ app.route("/oauth", logoutRoutes);
 app.route("/oauth", authorizeRoutes);
 app.route("/oauth", signinConfirmationRoutes);
 app.route("/oauth", userinfoRoutes);
+app.route("/oauth", registrationRoutes);
 app.route("/", spidBrowserRoutes);
 app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>

@@ -25,6 +25,8 @@ export type ErrorCode =
   | "insufficient_scope"
   | "unsupported_grant_type"
   | "invalid_target"
+  | "invalid_client_metadata"
+  | "invalid_redirect_uri"
   | "server_error"
   | "temporarily_unavailable";
 

@@ -37,6 +37,15 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
   "user/product": { path: "/api/2/user/1001/product/502", token: "server" },
   "user/products": { path: "/api/2/user/1001/products", token: "server" },
   userinfo: { path: "/oauth/userinfo", token: "user" },
+  register: {
+    path: "/oauth/register",
+    token: "server",
+    init: {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ client_name: "Granted", grant_types: ["client_credentials"], response_types: [] }),
+    },
+  },
   signin: {
     path: "/api/2/signin",
     token: "server",
@@ -49,7 +58,8 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
 };
 
 async function clientWith(apiEndpoints: string[] | null) {
-  const client = await createClient({ apiEndpoints, autoApprove: true });
+  // An admin client, which may register clients too.
+  const client = await createClient({ apiEndpoints, autoApprove: true, admin: true });
   const tokens = {
     server: await serverToken(client),
     user: await userToken(ingrid, { ...client, redirectUris: ["https://test.example/callback"] }, "openid"),

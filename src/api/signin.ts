@@ -48,7 +48,7 @@ export const signinRoutes = new Hono<AppEnv>().post(
     if (email === null) throw new ApiError(400, "invalid_request", "Required identifier parameter is invalid");
     if (!form.redirectUri) throw new ApiError(400, "invalid_request", "Required redirectUri parameter is missing");
     const client = await findClient(c.get("db")(), c.get("caller").clientId);
-    if (!client || !isRegisteredRedirectUri(client.redirectUris, form.redirectUri)) {
+    if (!client || !isRegisteredRedirectUri(client.redirectUris, form.redirectUri, client.publicClient)) {
       throw new ApiError(
         400,
         "redirect_uri_mismatch",

@@ -19,6 +19,7 @@ import type {
 import type { ImportFile } from "../schemas/import";
 import { hashSecret, keyFingerprint, sealSecret } from "../security/data-protection";
 import { hashPassword } from "../security/password";
+import { randomToken } from "../security/random-token";
 import * as s from "./schema";
 import { CURRENT_LOCATION } from "./schema";
 import { searchKeyOrNull } from "./search-key";
@@ -70,7 +71,8 @@ export async function buildImportStatements(
         name: c.name,
         alias: c.alias,
         domain: c.domain,
-        secretHash: await hashSecret(dataProtectionKey, c.secret),
+        // A public client without a secret gets the hash of one nobody knows: no secret matches it.
+        secretHash: await hashSecret(dataProtectionKey, c.secret ?? randomToken()),
         signingSecretSealed:
           c.signingSecret === undefined ? null : await sealSecret(dataProtectionKey, c.signingSecret),
         redirectUris: c.redirectUris,
@@ -93,6 +95,13 @@ export async function buildImportStatements(
         apiEndpoints: c.apiEndpoints,
         idTokenSignedResponseAlg: c.idTokenSignedResponseAlg,
         accessTokenSignedResponseAlg: c.accessTokenSignedResponseAlg,
+        logoUri: c.logoUri,
+        clientUri: c.clientUri,
+        postLogoutRedirectUris: c.postLogoutRedirectUris,
+        backchannelLogoutUri: c.backchannelLogoutUri,
+        backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired,
+        tokenEndpointAuthMethod: c.tokenEndpointAuthMethod,
+        scope: c.scope,
         updated: sql`unixepoch()`,
       }),
       // A client that moves to another merchant takes its users' connections along.

@@ -61,7 +61,7 @@ export type RouteDescription = {
    * or, `bare`, the whole body (the OAuth endpoints).
    */
   success: {
-    status?: 200 | 201 | 303;
+    status?: 200 | 201 | 204 | 303;
     data: $ZodType;
     collection?: boolean;
     bare?: boolean;

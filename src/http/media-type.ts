@@ -10,3 +10,7 @@ function mediaType(contentType: string | null | undefined): string {
 export function isForm(contentType: string | null | undefined): boolean {
   return mediaType(contentType) === FORM_MEDIA_TYPE;
 }
+
+export function isJson(contentType: string | null | undefined): boolean {
+  return mediaType(contentType) === "application/json";
+}

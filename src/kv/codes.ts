@@ -15,6 +15,7 @@ import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv, Bindings, RequestTiming } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
+import { randomToken } from "../security/random-token";
 import { readRecord } from "./records";
 
 /** Spec "Limits": an exchange code expires 30 seconds after creation. */
@@ -55,7 +56,7 @@ export async function createExchangeCode(
   binding: Omit<ExchangeCodeRecord, "expiresAt">,
   nowMs: number,
 ): Promise<string> {
-  const code = base64url.encode(crypto.getRandomValues(new Uint8Array(CODE_BYTES)));
+  const code = randomToken(CODE_BYTES);
   const record: ExchangeCodeRecord = { ...binding, expiresAt: nowMs + EXCHANGE_CODE_LIFETIME_MS };
   await env.CODES.put(await exchangeKey(env, code), JSON.stringify(record), { expirationTtl: KV_MIN_TTL_SECONDS });
   return code;

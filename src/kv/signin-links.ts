@@ -6,10 +6,10 @@
  * decides which one link per user is live: replacing a link or spending it is one statement
  * there, strongly consistent, whatever KV still shows.
  */
-import { base64url } from "jose";
 import * as z from "zod/mini";
 import type { Bindings } from "../env";
 import { hashSecret } from "../security/data-protection";
+import { randomToken } from "../security/random-token";
 import { readRecord } from "./records";
 
 /** Spec "Limits": a sign-in token expires after 5 minutes. */
@@ -40,7 +40,7 @@ export type SignInLink = z.infer<typeof signInLinkSchema>;
 
 /** A new link's token (256 random bits) and the keyed hash it is stored and recorded under. */
 export async function newSignInToken(env: Bindings): Promise<{ token: string; tokenHash: string }> {
-  const token = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+  const token = randomToken();
   return { token, tokenHash: await signInTokenHash(env, token) };
 }
 

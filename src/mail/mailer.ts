@@ -14,12 +14,12 @@
  * write, tried once like any other, and one that fails leaves that mail out of the history.
  */
 import type { BatchItem } from "drizzle-orm/batch";
-import { base64url } from "jose";
 import type { Database } from "../db/client";
 import { mailRecord } from "../db/queries/mails";
 import type { Bindings } from "../env";
 import { loggable, platformFaultOf } from "../errors";
 import { CALL_DEADLINE_MS } from "../platform/calls";
+import { randomToken } from "../security/random-token";
 
 export type Message = {
   template: string;
@@ -65,7 +65,7 @@ export async function sendMail(
     userEmail: message.to.email,
     created: now,
     // The mail's own id in the history; never the sign-in token the mail carries.
-    token: base64url.encode(crypto.getRandomValues(new Uint8Array(16))),
+    token: randomToken(16),
   };
   try {
     await db.batch([

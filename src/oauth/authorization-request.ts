@@ -14,7 +14,7 @@
 import type { ClientRecord } from "../db/queries/clients";
 import { findClient } from "../db/queries/clients";
 import type { Database } from "../db/client";
-import { parseScope, type Scope } from "./openid/claims";
+import { allowedScopes, parseScope, type Scope } from "./openid/claims";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 
 /** The parameters, as the request carried them (forms repeat them back as hidden fields). */
@@ -106,7 +106,9 @@ export async function judgeAuthorizationRequest(
     return { outcome: "page", failure: { error: "invalid_request", description: "Unknown or missing client_id" } };
   }
   const registered = (uri: string | undefined) =>
-    uri !== undefined && uri.length <= MAX_PARAMETER_LENGTH && isRegisteredRedirectUri(client.redirectUris, uri)
+    uri !== undefined &&
+    uri.length <= MAX_PARAMETER_LENGTH &&
+    isRegisteredRedirectUri(client.redirectUris, uri, client.publicClient)
       ? uri
       : undefined;
 
@@ -168,6 +170,9 @@ export async function judgeAuthorizationRequest(
   }
   const scope = parseScope(single("scope").value);
   if ("unsupported" in scope) return fail("invalid_scope", "The requested scope is not supported");
+  if (!allowedScopes(client.scope, scope.scopes)) {
+    return fail("invalid_scope", "The requested scope is not registered for this client");
+  }
   const prompts = new Set((single("prompt").value ?? "").split(" ").filter((v) => v !== ""));
   if (![...prompts].every((prompt) => (PROMPTS as readonly string[]).includes(prompt))) {
     return fail("invalid_request", "Parameter 'prompt' has an unsupported value");

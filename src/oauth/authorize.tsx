@@ -376,7 +376,12 @@ function page(
     c,
     status,
     { locale, title, body },
-    { clientStyle: clientStyle(request.client.css), redirectsTo: [request.redirectUri, failureUri], headers },
+    {
+      clientStyle: clientStyle(request.client.css),
+      redirectsTo: [request.redirectUri, failureUri],
+      logo: request.client.logoUri,
+      headers,
+    },
   );
 }
 

@@ -32,6 +32,14 @@ const CLIENT_CACHE_TTL_MS = 60_000;
 type CachedClient = { record: ClientRecord; verifiedSecret?: string };
 const clientCache = new IsolateCache<CachedClient>(CLIENT_CACHE_TTL_MS);
 
+/**
+ * Forgets this isolate's copy of a client that was just changed or deleted here, so that this
+ * isolate never answers from the old record; other isolates' copies end within their minute.
+ */
+export function forgetClient(id: string): void {
+  clientCache.set(id, undefined);
+}
+
 type BodyCredentials = { client_id?: string | undefined; client_secret?: string | undefined };
 type Credentials = { id: string; secret: string; method: "basic" | "body" };
 

@@ -6,10 +6,10 @@
  */
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
-import { base64url } from "jose";
 import type { AppEnv } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
+import { randomToken } from "../security/random-token";
 import { cookieSecurity } from "./sessions";
 
 const CSRF_COOKIE = "csrf";
@@ -21,7 +21,7 @@ export async function csrfToken(c: Context<AppEnv>): Promise<string> {
   const security = cookieSecurity(c);
   let value = getCookie(c, CSRF_COOKIE, security.prefix);
   if (!value || !CSRF_VALUE.test(value)) {
-    value = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+    value = randomToken();
     setCookie(c, CSRF_COOKIE, value, { path: "/", httpOnly: true, sameSite: "Lax", ...security });
   }
   return formToken(c, value);

@@ -43,7 +43,7 @@ export const exchangeRoutes = new Hono<AppEnv>().post(
     if (type === "code" && !target.defaultRedirectUri) {
       throw invalidRequest("Type code: Client to exchange token with is missing a default redirect");
     }
-    if (redirectUri !== undefined && !isRegisteredRedirectUri(target.redirectUris, redirectUri)) {
+    if (redirectUri !== undefined && !isRegisteredRedirectUri(target.redirectUris, redirectUri, target.publicClient)) {
       throw new OAuthError(
         400,
         "redirect_uri_mismatch",

@@ -91,7 +91,9 @@ async function registeredReturn(
     return null;
   }
   const client = await findClient(c.get("db")(), clientId);
-  return client && isRegisteredRedirectUri(client.redirectUris, redirectUri) ? { clientId, redirectUri } : null;
+  return client && isRegisteredRedirectUri(client.redirectUris, redirectUri, client.publicClient)
+    ? { clientId, redirectUri }
+    : null;
 }
 
 async function confirmationPage(c: Context<AppEnv>, locale: Locale, back: Return, status: 200 | 403) {

@@ -28,12 +28,34 @@ const INVISIBLE = "\\s\\u00ad\\u180e\\u200b-\\u200f\\u2060\\ufeff";
 const STRIPPED_AT_ENDS = new RegExp(`^[\\x00-\\x20${INVISIBLE}]+|[\\x00-\\x20${INVISIBLE}]+$`, "gu");
 const ESCAPE_RUN = /(?:%[0-9a-f]{2})+/gi;
 
-/** Why the URI cannot be a redirect URI, or null when it can. */
-export function redirectUriProblem(uri: string): string | null {
-  if (FORBIDDEN.test(uri)) {
+/**
+ * A native app's loopback redirect URI (RFC 8252 §7.3): http on the IP literal 127.0.0.1 or
+ * [::1] (never `localhost`, which a resolver may send elsewhere), with or without a port; the
+ * capture is the URI without its port.
+ */
+const LOOPBACK = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]))(?::\d{1,5})?(?=[/?]|$)/;
+
+const IPV6_LOOPBACK = /^http:\/\/\[::1\](?=[:/?]|$)/;
+
+export function isLoopbackUri(uri: string): boolean {
+  return LOOPBACK.test(uri);
+}
+
+/**
+ * Why the URI cannot be a redirect URI, or null when it can; with `loopback`, a native app's
+ * loopback URI can be (RFC 8252 §7.3: public clients only).
+ */
+export function redirectUriProblem(uri: string, { loopback = false } = {}): string | null {
+  // The brackets of the IPv6 loopback literal are the only ones a redirect URI may have.
+  if (FORBIDDEN.test(loopback ? uri.replace(IPV6_LOOPBACK, "http://") : uri)) {
     return "redirect URIs must not contain whitespace, control characters, a backslash or ! ( ) [ ] { } ; ' , < > « » “ ” ‘ ’ @ \" `";
   }
-  if (!URL.canParse(uri) || new URL(uri).protocol !== "https:") return "redirect URIs must be absolute https URLs";
+  const https = URL.canParse(uri) && new URL(uri).protocol === "https:";
+  if (!https && !(loopback && isLoopbackUri(uri) && URL.canParse(uri))) {
+    return loopback
+      ? "redirect URIs must be absolute https URLs, or http URLs on 127.0.0.1 or [::1] (RFC 8252)"
+      : "redirect URIs must be absolute https URLs";
+  }
   if (uri.includes("#")) return "redirect URIs must not have a fragment (RFC 6749 §3.1.2)";
   if (embedsAnotherUri(new URL(uri))) return "redirect URIs must not embed another URI";
   return null;
@@ -92,8 +114,18 @@ function asReceived(text: string): string {
 
 /**
  * Whether `uri` is one of `registered`, exactly, and still within the rules: they were checked on
- * import, and are checked again because the rules may have grown since.
+ * import, and are checked again because the rules may have grown since. A native app's
+ * (`nativeApp`: a public client) loopback URI matches on any port (RFC 8252 §7.3), every other
+ * part exact: the app listens on whichever port it got.
  */
-export function isRegisteredRedirectUri(registered: readonly string[], uri: string): boolean {
-  return registered.includes(uri) && redirectUriProblem(uri) === null;
+export function isRegisteredRedirectUri(registered: readonly string[], uri: string, nativeApp = false): boolean {
+  if (redirectUriProblem(uri, { loopback: nativeApp }) !== null) return false;
+  if (registered.includes(uri)) return true;
+  const portless = nativeApp ? withoutLoopbackPort(uri) : null;
+  return portless !== null && registered.some((r) => withoutLoopbackPort(r) === portless);
+}
+
+function withoutLoopbackPort(uri: string): string | null {
+  const match = LOOPBACK.exec(uri);
+  return match ? match[1]! + uri.slice(match[0].length) : null;
 }

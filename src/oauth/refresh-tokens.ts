@@ -2,10 +2,10 @@
  * Refresh tokens: 256 random bits, base64url, stored only as a keyed hash (never the token), valid
  * for 30 days, bound to a client and a user, rotated on every use within a family.
  */
-import { base64url } from "jose";
 import type { Bindings } from "../env";
 import type { RefreshTokenRecord } from "../db/queries/refresh-tokens";
 import { hashSecret } from "../security/data-protection";
+import { randomToken } from "../security/random-token";
 
 export const REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600;
 const REFRESH_TOKEN_BYTES = 32;
@@ -18,7 +18,7 @@ export const ROTATION_GRACE_SECONDS = 30;
 
 /** A new token, what is stored of it, and until when it is valid. */
 export async function newRefreshToken(env: Bindings, now: number) {
-  const token = base64url.encode(crypto.getRandomValues(new Uint8Array(REFRESH_TOKEN_BYTES)));
+  const token = randomToken(REFRESH_TOKEN_BYTES);
   return { token, tokenHash: await refreshTokenHash(env, token), created: now, expires: now + REFRESH_TOKEN_LIFETIME };
 }
 
@@ -28,7 +28,7 @@ export function refreshTokenHash(env: Bindings, token: string): Promise<string> 
 
 /** A family for the tokens that one grant starts. */
 export function newRefreshTokenFamily(): string {
-  return base64url.encode(crypto.getRandomValues(new Uint8Array(16)));
+  return randomToken(16);
 }
 
 /**

@@ -24,7 +24,7 @@ import { refreshTokenGrant } from "./grants/refresh-token";
 import { tokenExchangeGrant } from "./grants/token-exchange";
 import { htmlLang, LOCALES } from "../pages/locale";
 import { DISPLAYS, PROMPTS } from "./authorization-request";
-import { ID_TOKEN_CLAIMS, parseScope, SUPPORTED_SCOPES, USER_CLAIMS } from "./openid/claims";
+import { allowedScopes, ID_TOKEN_CLAIMS, parseScope, SUPPORTED_SCOPES, USER_CLAIMS } from "./openid/claims";
 import { ACR_VALUES_SUPPORTED } from "./openid/id-tokens";
 import { introspectToken, revokeToken } from "./revocation";
 import { publicKeySet } from "./tokens";
@@ -68,6 +68,7 @@ function serverMetadata(base: string): z.infer<typeof serverMetadataSchema> {
     authorization_endpoint: `${base}/oauth/authorize`,
     token_endpoint: `${base}/oauth/token`,
     userinfo_endpoint: `${base}/oauth/userinfo`,
+    registration_endpoint: `${base}/oauth/register`,
     jwks_uri: `${base}/.well-known/jwks.json`,
     scopes_supported: [...SUPPORTED_SCOPES],
     claims_supported: [...USER_CLAIMS, ...ID_TOKEN_CLAIMS],
@@ -148,6 +149,9 @@ export const oauthRoutes = new Hono<AppEnv>()
       }
       if (requested?.scopes.length && !SCOPED_GRANTS.has(params.grant_type)) {
         throw new OAuthError(400, "invalid_scope", "This grant type takes no scope");
+      }
+      if (requested && !allowedScopes(client.scope, requested.scopes)) {
+        throw new OAuthError(400, "invalid_scope", "The requested scope is not registered for this client");
       }
       const tokens = await grant({ c, client, params, scopes: requested?.scopes, now: nowInSeconds() });
       return c.json(tokens, 200, NO_STORE);

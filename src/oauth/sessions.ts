@@ -8,12 +8,12 @@
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { base64url } from "jose";
 import { findLiveSession, insertSession, type LiveSession, revokeSession } from "../db/queries/sessions";
 import type { SignInMethod } from "../db/schema";
 import type { AppEnv, Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
+import { randomToken } from "../security/random-token";
 
 const SESSION_COOKIE = "session";
 /**
@@ -44,7 +44,7 @@ export type NewSession = {
  * code) can record which session it started.
  */
 export async function newSessionId(env: Bindings): Promise<SessionId> {
-  const id = base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
+  const id = randomToken();
   return { id, idHash: await hashSecret(env.DATA_PROTECTION_KEY, id) };
 }
 

@@ -284,7 +284,7 @@ function maySignIn(
   owner: AddressOwner | undefined,
   claimedHere: boolean,
 ): boolean {
-  if (!isRegisteredRedirectUri(client.redirectUris, link.redirectUri)) return false;
+  if (!isRegisteredRedirectUri(client.redirectUris, link.redirectUri, client.publicClient)) return false;
   const subject = linkSubject(owner?.user.id, link.email);
   const madeByThisLink = claimedHere && link.subject === linkSubject(undefined, link.email);
   if (subject !== link.subject && !madeByThisLink) return false;

@@ -153,7 +153,11 @@ async function writeWebviewSession(
   const db = c.get("db")();
   // The client and its redirect URI as they are now, and a user who may still sign in.
   const [target, refusal] = await Promise.all([findClient(db, record.clientId), findUserRefusal(db, record.userId)]);
-  if (!target || !isRegisteredRedirectUri(target.redirectUris, record.redirectUri) || refusal !== undefined) {
+  if (
+    !target ||
+    !isRegisteredRedirectUri(target.redirectUris, record.redirectUri, target.publicClient) ||
+    refusal !== undefined
+  ) {
     return false;
   }
   await writeSession(c, session, { userId: record.userId, clientId: target.id, method: null, ...WEBVIEW_SESSION }, now);

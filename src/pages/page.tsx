@@ -16,7 +16,8 @@ const STYLE =
   "button{font:inherit;padding:.6rem 1.2rem;margin:1rem .5rem 0 0;border:1px solid #1a1a1a;border-radius:.25rem;background:#1a1a1a;color:#fff}" +
   "button.secondary{background:#fff;color:#1a1a1a}" +
   ".check{display:flex;gap:.5rem;align-items:center;font-weight:400}" +
-  ".alert{border-left:4px solid #b00020;padding:.5rem 1rem;background:#fdecee}";
+  ".alert{border-left:4px solid #b00020;padding:.5rem 1rem;background:#fdecee}" +
+  ".logo{display:block;max-width:12rem;max-height:3rem;margin:0 0 1rem}";
 
 export type PageOptions = {
   /** Whether another site may frame the page (the webview entry); never for anything else. */
@@ -28,22 +29,34 @@ export type PageOptions = {
    * `form-action` too, so the registered URIs the answer may redirect to are listed (as origins).
    */
   redirectsTo?: string[];
+  /** The client's logo (its registered `logo_uri`): the one image the page may load, from there alone. */
+  logo?: string | null;
   headers?: Record<string, string>;
 };
 
 export type PageStatus = 200 | 400 | 401 | 403 | 410 | 429 | 503;
+
+/**
+ * A URL as a CSP source expression matching it alone: the characters CSP gives meaning to (`;`
+ * and `,` end a directive or policy, spaces separate sources) are percent-encoded, as the URL
+ * fetched carries them anyway.
+ */
+function cspSource(url: string): string {
+  return url.replace(/[;,\s]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
+}
 
 /** Renders a page with its security headers; pages never go to caches or carry a referrer. */
 export async function renderPage(
   c: Context<AppEnv>,
   status: PageStatus,
   page: { locale: Locale; title: string; body: Child },
-  { frameable = false, clientStyle = "", redirectsTo = [], headers = {} }: PageOptions = {},
+  { frameable = false, clientStyle = "", redirectsTo = [], logo = null, headers = {} }: PageOptions = {},
 ): Promise<Response> {
   const styles = clientStyle ? [STYLE, clientStyle] : [STYLE];
   const csp = [
     "default-src 'none'",
     `style-src ${(await Promise.all(styles.map(inlineStyleSource))).join(" ")}`,
+    ...(logo ? [`img-src ${cspSource(logo)}`] : []),
     "base-uri 'none'",
     ["form-action 'self'", ...new Set(redirectsTo.map((uri) => new URL(uri).origin))].join(" "),
     ...(frameable ? [] : ["frame-ancestors 'none'"]),
@@ -60,6 +73,7 @@ export async function renderPage(
       </head>
       <body>
         <main>
+          {logo && <img class="logo" src={logo} alt="" referrerpolicy="no-referrer" />}
           <h1>{page.title}</h1>
           {page.body}
         </main>

@@ -1,6 +1,6 @@
 /**
  * The /api/2 endpoints a client may be granted (the import's `apiEndpoints`), by the name of
- * their path, and two of /oauth that take an access token (`exchange`, `userinfo`). Status and version are public and need no grant.
+ * their path, and those of /oauth that take an access token (`exchange`, `userinfo`, `register`). Status and version are public and need no grant.
  */
 export const API_ENDPOINTS = [
   "clients",
@@ -17,6 +17,7 @@ export const API_ENDPOINTS = [
   "user/product",
   "user/products",
   "userinfo",
+  "register",
 ] as const;
 
 export type ApiEndpoint = (typeof API_ENDPOINTS)[number];

@@ -9,11 +9,17 @@
  * database's foreign keys check them inside the same all-or-nothing batch.
  */
 import * as z from "zod";
-import { redirectUriProblem } from "../oauth/redirect-uri";
+import { isLoopbackUri, redirectUriProblem } from "../oauth/redirect-uri";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/lifetimes";
 import { SIGNING_ALGORITHMS } from "../oauth/signing-algorithms";
 import { API_ENDPOINTS } from "./api-endpoints";
 import { CLIENT_FIELDS } from "./client-fields";
+import {
+  backchannelLogoutUriProblem,
+  clientScopeProblem,
+  pageUriProblem,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+} from "./client-metadata";
 import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
 import {
   DIGITAL_CONTENT_STATUS,
@@ -61,10 +67,18 @@ export const GRANT_TYPES = [
   "urn:ietf:params:oauth:grant-type:token-exchange",
 ] as const;
 
+/** Loopback URIs pass here, and only a public client's (checked with the client). */
 const redirectUri = text(LIMITS.redirectUri).superRefine((uri, ctx) => {
-  const problem = redirectUriProblem(uri);
+  const problem = redirectUriProblem(uri, { loopback: true });
   if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
 });
+
+/** A text that `problem` finds nothing wrong with. */
+const checked = (max: number, problem: (value: string) => string | null) =>
+  text(max).superRefine((value, ctx) => {
+    const found = problem(value);
+    if (found !== null) ctx.addIssue({ code: "custom", message: found });
+  });
 
 const clientFieldSetting = z.union([z.boolean(), text(LIMITS.shortText)]).optional();
 
@@ -75,7 +89,8 @@ const merchant = z.strictObject({ merchantId: integerId, name: text() });
 const client = z
   .strictObject({
     id: clientId,
-    secret: text(LIMITS.secret).min(16, "client secrets must be at least 16 characters"),
+    /** Optional for a public client, which authenticates with none. */
+    secret: text(LIMITS.secret).min(16, "client secrets must be at least 16 characters").optional(),
     signingSecret: text(LIMITS.secret).min(16, "signing secrets must be at least 16 characters").optional(),
     name: text(),
     alias: text().default(""),
@@ -126,10 +141,32 @@ const client = z
     /** OpenID Connect's client metadata: null for RS256 ID tokens and EdDSA access tokens. */
     idTokenSignedResponseAlg: z.enum(SIGNING_ALGORITHMS).nullable().default(null),
     accessTokenSignedResponseAlg: z.enum(SIGNING_ALGORITHMS).nullable().default(null),
+    /** Registration metadata (RFC 7591), as POST /oauth/register takes it (schemas/client-metadata.ts). */
+    logoUri: checked(LIMITS.url, pageUriProblem).nullable().default(null),
+    clientUri: checked(LIMITS.url, pageUriProblem).nullable().default(null),
+    postLogoutRedirectUris: z.array(redirectUri).max(LIMITS.redirectUris).default([]),
+    backchannelLogoutUri: checked(LIMITS.url, (uri) => backchannelLogoutUriProblem(uri, { loopback: true }))
+      .nullable()
+      .default(null),
+    backchannelLogoutSessionRequired: flag.default(false),
+    tokenEndpointAuthMethod: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).nullable().default(null),
+    scope: checked(LIMITS.text, clientScopeProblem).nullable().default(null),
+  })
+  .refine((c) => c.public || c.secret !== undefined, {
+    message: "a confidential client needs a secret (only a public client has none)",
+    path: ["secret"],
   })
   .refine((c) => c.defaultRedirectUri === null || c.redirectUris.includes(c.defaultRedirectUri), {
     message: "defaultRedirectUri must be one of redirectUris",
     path: ["defaultRedirectUri"],
+  })
+  .refine((c) => c.public || ![...c.redirectUris, ...c.postLogoutRedirectUris].some(isLoopbackUri), {
+    message: "loopback redirect URIs (http on 127.0.0.1 or [::1]) are for public clients only (RFC 8252)",
+    path: ["redirectUris"],
+  })
+  .refine((c) => (c.tokenEndpointAuthMethod === "none") === c.public || c.tokenEndpointAuthMethod === null, {
+    message: "tokenEndpointAuthMethod none is a public client's, and a public client's is none",
+    path: ["tokenEndpointAuthMethod"],
   });
 
 const contact = z.strictObject({

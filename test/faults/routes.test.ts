@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CALL_DEADLINE_MS } from "../../src/platform/calls";
 import { type BindingName, type Fault, faultyEnv, fetchWith } from "../helpers/faults";
-import { basicAuth, bearer, call } from "../helpers/http";
+import { basicAuth, bearer, call, serverToken } from "../helpers/http";
 import { createClient, createUser, importData } from "../helpers/seed";
 
 /** The deadline, and room for the Worker's own work beside thirty stalled requests at once. */
@@ -124,6 +124,22 @@ const ROUTES: Route[] = [
     uses: ["DB", "RATE_LIMITER"],
     ok: 200,
     request: (s) => ["/oauth/userinfo", { headers: bearer(s.userToken) }],
+  },
+  {
+    name: "POST /oauth/register",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 201,
+    request: async () => [
+      "/oauth/register",
+      {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          ...bearer(await serverToken(await createClient({ admin: true }))),
+        },
+        body: JSON.stringify({ client_name: "Fault", grant_types: ["client_credentials"], response_types: [] }),
+      },
+    ],
   },
   {
     name: "GET /api/2/me",

@@ -1,6 +1,6 @@
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { Database } from "../client";
-import { clients } from "../schema";
+import { clients, digitalContents, products } from "../schema";
 
 export type ClientRecord = typeof clients.$inferSelect;
 
@@ -39,4 +39,33 @@ export async function findClientRights(db: Database, ids: string[]) {
 export async function findClientSigningSecret(db: Database, id: string): Promise<string | null> {
   const row = await db.select({ sealed: clients.signingSecretSealed }).from(clients).where(eq(clients.id, id)).get();
   return row?.sealed ?? null;
+}
+
+export async function insertClient(db: Database, client: typeof clients.$inferInsert): Promise<void> {
+  await db.insert(clients).values(client);
+}
+
+export async function updateClient(
+  db: Database,
+  id: string,
+  fields: Partial<typeof clients.$inferInsert>,
+): Promise<void> {
+  await db
+    .update(clients)
+    .set({ ...fields, updated: sql`unixepoch()` })
+    .where(eq(clients.id, id));
+}
+
+/** Deletes the client; its refresh tokens, devices and users' connections go with it (foreign keys). */
+export async function deleteClient(db: Database, id: string): Promise<void> {
+  await db.delete(clients).where(eq(clients.id, id));
+}
+
+/** Whether the client owns products or digital contents, which nothing deletes with it. */
+export async function clientOwnsCommerce(db: Database, id: string): Promise<boolean> {
+  const [product, content] = await db.batch([
+    db.select({ id: products.id }).from(products).where(eq(products.clientId, id)).limit(1),
+    db.select({ id: digitalContents.id }).from(digitalContents).where(eq(digitalContents.clientId, id)).limit(1),
+  ]);
+  return product.length > 0 || content.length > 0;
 }

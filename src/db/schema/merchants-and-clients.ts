@@ -12,6 +12,8 @@ export const merchants = sqliteTable("merchants", {
   updated: integer("updated").notNull().default(now),
 });
 
+export type TokenEndpointAuthMethod = "client_secret_basic" | "client_secret_post" | "none";
+
 export type RateLimitSetting = { limit: number; windowSeconds: number };
 
 export const clients = sqliteTable(
@@ -71,6 +73,26 @@ export const clients = sqliteTable(
       .$type<string[]>()
       .notNull()
       .default(sql`'[]'`),
+    /**
+     * Registration metadata (RFC 7591, OpenID Connect Registration), set by the import or by
+     * POST /oauth/register: the client's own pages and logo, where sign-out may return to, where
+     * back-channel logout tokens go, how it authenticates at the token endpoint (null:
+     * client_secret_basic, or none for a public client), and the scopes it may ask for (null: all).
+     */
+    logoUri: text("logo_uri"),
+    clientUri: text("client_uri"),
+    postLogoutRedirectUris: text("post_logout_redirect_uris", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    backchannelLogoutUri: text("backchannel_logout_uri"),
+    backchannelLogoutSessionRequired: integer("backchannel_logout_session_required", { mode: "boolean" })
+      .notNull()
+      .default(false),
+    tokenEndpointAuthMethod: text("token_endpoint_auth_method").$type<TokenEndpointAuthMethod>(),
+    scope: text("scope"),
+    /** HMAC-SHA256 of the RFC 7592 registration access token; null for an imported client. */
+    registrationTokenHash: text("registration_token_hash"),
     /** OpenID Connect's client metadata: how its ID tokens and access tokens are signed (null: RS256, EdDSA). */
     idTokenSignedResponseAlg: text("id_token_signed_response_alg").$type<SigningAlgorithm>(),
     accessTokenSignedResponseAlg: text("access_token_signed_response_alg").$type<SigningAlgorithm>(),

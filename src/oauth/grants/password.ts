@@ -23,7 +23,7 @@ export const passwordGrant: Grant = async (request) => {
       "Parameter 'resource' is only accepted with grant_type=client_credentials",
     );
   }
-  if (!isRegisteredRedirectUri(client.redirectUris, redirectUri)) {
+  if (!isRegisteredRedirectUri(client.redirectUris, redirectUri, client.publicClient)) {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }
 

@@ -60,6 +60,13 @@ export function parseScope(value: string | undefined): { scopes: Scope[] } | { u
   return { scopes: SUPPORTED_SCOPES.filter((scope) => values.has(scope)) };
 }
 
+/** Whether a client registered with `clientScope` (null: every scope) may ask for `scopes`. */
+export function allowedScopes(clientScope: string | null, scopes: readonly Scope[]): boolean {
+  if (clientScope === null) return true;
+  const allowed = clientScope.split(" ");
+  return scopes.every((scope) => allowed.includes(scope));
+}
+
 /** The claims `scopes` release, with `extra` (a `claims` request's names) where ours. */
 export function releasedClaims(scopes: readonly string[], extra: readonly string[] = []): Set<ClaimName> {
   const names = new Set<ClaimName>();

@@ -45,6 +45,7 @@ export const serverMetadataSchema = z.object({
   authorization_endpoint: z.string(),
   token_endpoint: z.string(),
   userinfo_endpoint: z.string(),
+  registration_endpoint: z.string(),
   jwks_uri: z.string(),
   scopes_supported: z.array(z.string()),
   claims_supported: z.array(z.string()),
