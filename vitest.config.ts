@@ -9,6 +9,21 @@ import { generateDataProtectionKey, generateSigningKeys } from "./scripts/lib/ke
  * `interop` drives the running server with standard OAuth client libraries; `e2e` drives it with
  * a real browser (`npm run test:e2e`; `npm test` runs the other three).
  */
+/**
+ * The clients' back-channel logout endpoints, as the outside world the Worker posts to: every
+ * outbound request to `*.receiver.test` is kept, and answered 200, or 503 where the path says
+ * `/down` (a client that is down). The workers tests read what arrived through the RECEIVER
+ * binding (GET: the requests so far). Anything else outbound is refused: tests reach no network.
+ */
+const received: { url: string; contentType: string | null; body: string }[] = [];
+
+async function outbound(request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  if (!url.hostname.endsWith(".receiver.test")) return new Response("no network in tests", { status: 502 });
+  received.push({ url: request.url, contentType: request.headers.get("Content-Type"), body: await request.text() });
+  return new Response(null, { status: url.pathname.includes("/down") ? 503 : 200 });
+}
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   return {
@@ -20,6 +35,8 @@ export default defineConfig(async () => {
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
                 // Fresh secrets for every run, so no test can lean on a committed key.
+                outboundService: outbound,
+                serviceBindings: { RECEIVER: () => Response.json(received) },
                 bindings: {
                   TEST_MIGRATIONS: migrations,
                   TOKEN_SIGNING_KEYS: await generateSigningKeys(),

@@ -6,6 +6,7 @@ import type { D1Usage, Database } from "./db/client";
 import type { RateLimiterRpc, RateLimitFigures } from "./durable-objects/rate-limiter-rpc";
 import type { ResponseFormat } from "./http/format";
 import type { LinkRequestMessage } from "./schemas/link-request";
+import type { LogoutNotice } from "./schemas/logout-notice";
 
 /** Everything wrangler.toml and the secrets give the Worker. */
 export type Bindings = {
@@ -15,6 +16,8 @@ export type Bindings = {
   RATE_LIMITER: DurableObjectNamespace<RateLimiterRpc>;
   /** The login page's sign-in link requests, made and mailed by the consumer (queues/link-requests.ts). */
   LINK_REQUESTS: Queue<LinkRequestMessage>;
+  /** Back-channel logout notices, delivered to the clients by the consumer (queues/logout-notices.ts). */
+  LOGOUT_NOTICES: Queue<LogoutNotice>;
   ENVIRONMENT: string;
   BASE_URL: string;
   TOKEN_SIGNING_KEYS: string;

@@ -3,6 +3,7 @@ import { checkConfiguration, configurationChecked } from "./configuration";
 import type { Bindings } from "./env";
 import { reliableBindings } from "./platform/bindings";
 import { makeQueuedLinks } from "./queues/link-requests";
+import { deliverLogoutNotices, LOGOUT_NOTICES_QUEUE } from "./queues/logout-notices";
 
 export { RateLimiter } from "./durable-objects/rate-limiter";
 
@@ -23,9 +24,10 @@ export default {
     const env = reliableBindings(handed);
     return whenChecked(env, () => app.fetch(request, env, ctx));
   },
-  // One queue so far: the login page's sign-in link requests.
+  // Two queues: the login page's sign-in link requests, and back-channel logout notices.
   queue(batch, handed) {
     const env = reliableBindings(handed);
-    return whenChecked(env, () => makeQueuedLinks(batch, env));
+    const consume = batch.queue.startsWith(LOGOUT_NOTICES_QUEUE) ? deliverLogoutNotices : makeQueuedLinks;
+    return whenChecked(env, () => consume(batch, env));
   },
 } satisfies ExportedHandler<Bindings>;

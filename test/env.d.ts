@@ -5,6 +5,8 @@ declare global {
   namespace Cloudflare {
     interface Env extends Bindings {
       TEST_MIGRATIONS: D1Migration[];
+      /** What the clients' back-channel logout endpoints received (vitest.config.ts). */
+      RECEIVER: Fetcher;
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");

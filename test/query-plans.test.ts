@@ -9,6 +9,7 @@ import { openDatabase } from "../src/db/client";
 import { type DigitalContentSearch, searchDigitalContents } from "../src/db/queries/digital-contents";
 import { accessRow, grantedRow, userProducts } from "../src/db/queries/product-access";
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
+import { backchannelClients } from "../src/db/queries/refresh-tokens";
 import { findUsers, type UserSearch } from "../src/db/queries/user-search";
 
 const db = openDatabase(env.DB);
@@ -179,5 +180,13 @@ describe("a user's products", () => {
     );
     expect(check).toMatch(/SEARCH products USING INTEGER PRIMARY KEY/);
     expect(check).not.toMatch(/SCAN/);
+  });
+});
+
+describe("back-channel logout", () => {
+  it("finds a session's clients by the refresh tokens' sid index, each client and user by its key", async () => {
+    const found = await plan(backchannelClients(db, "sid"));
+    expect(found).toMatch(/SEARCH refresh_tokens USING INDEX refresh_tokens_sid_idx \(sid=\?\)/);
+    expect(found).not.toMatch(/SCAN (clients|users)\b/);
   });
 });

@@ -46,7 +46,7 @@ import { type AuthorizationRequest, judgeAuthorizationRequest } from "./authoriz
 import { redirectWithCode, redirectWithError } from "./authorization-response";
 import { consentTicket, consentTicketValid } from "./consent";
 import { csrfToken, csrfTokenValid } from "./csrf";
-import { idTokenHintSubject } from "./openid/id-token-hint";
+import { verifiedIdTokenHint } from "./openid/id-token-hint";
 import { signInWithPassword } from "./password-sign-in";
 import {
   BROWSER_SESSION_LIFETIME,
@@ -265,9 +265,9 @@ const INVALID_HINT = {
  */
 async function hintedUserId({ c, request }: Flow): Promise<number | null | undefined> {
   if (request.idTokenHint === undefined) return undefined;
-  const subject = await idTokenHintSubject(c.env, request.idTokenHint, request.client.id);
-  if (subject === null) return null;
-  return (await findUserIdByUuid(c.get("db")(), subject)) ?? 0;
+  const hint = await verifiedIdTokenHint(c.env, request.idTokenHint, request.client.id);
+  if (hint === null) return null;
+  return (await findUserIdByUuid(c.get("db")(), hint.sub)) ?? 0;
 }
 
 /** `prompt=select_account`: continue as the signed-in user, or sign in as another. */

@@ -111,6 +111,12 @@ export function sessionSid(env: Bindings, sessionHash: string): Promise<string> 
   return hashSecret(env.DATA_PROTECTION_KEY, `sid:${sessionHash}`);
 }
 
+/** The `sid` of the session the browser presents (live or not), when its cookie's signature holds. */
+export async function presentedSessionSid(c: Context<AppEnv>): Promise<string | null> {
+  const sessionHash = await presentedSessionHash(c);
+  return sessionHash === null ? null : sessionSid(c.env, sessionHash);
+}
+
 /** The browser's session, when it presents one that is live and whose user may sign in. */
 export async function presentedSession(c: Context<AppEnv>, now: number): Promise<SignedIn | undefined> {
   const sessionHash = await presentedSessionHash(c);

@@ -19,6 +19,7 @@ export function reliableBindings(env: Bindings): Bindings {
       CODES: reliableKV(env.CODES),
       RATE_LIMITER: reliableNamespace(env.RATE_LIMITER),
       LINK_REQUESTS: reliableQueue(env.LINK_REQUESTS),
+      LOGOUT_NOTICES: reliableQueue(env.LOGOUT_NOTICES),
     };
     reliable.set(env, wrapped);
   }

@@ -253,7 +253,7 @@ describe("browser flows in Chromium", () => {
     await context.close();
   });
 
-  it("OpenID Connect with openid-client: discovery, code flow with PKCE and nonce, ID token, userinfo, refresh", async () => {
+  it("OpenID Connect with openid-client: discovery, code flow with PKCE and nonce, ID token, userinfo, refresh, logout", async () => {
     const config = await oidc.discovery(new URL(server.base), web.id, undefined, oidc.ClientSecretBasic(web.secret), {
       execute: [oidc.allowInsecureRequests],
     });
@@ -293,6 +293,17 @@ describe("browser flows in Chromium", () => {
     await expectNoAxeViolations(page);
     await page.getByRole("button", { name: `Continue as ${ingrid.email}` }).click();
     expect((await backAtClient(session, web)).get("code")).toBeTruthy();
+
+    // RP-initiated logout with the ID token as the hint: no question asked, back with the state.
+    const endSession = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token!,
+      post_logout_redirect_uri: "https://www.nordicdaily.example/",
+      state: "bye",
+    });
+    await page.goto(endSession.href);
+    expect((await backAtClient(session, web, "https://www.nordicdaily.example/")).get("state")).toBe("bye");
+    await page.goto(authorizeUrl(web, { scope: "openid", prompt: "none" }));
+    expect((await backAtClient(session, web)).get("error")).toBe("login_required");
     await context.close();
   });
 

@@ -54,6 +54,7 @@ async function callsOfRevocation(): Promise<Record<BindingName, number>> {
     CODES: counts.CODES.calls,
     RATE_LIMITER: counts.RATE_LIMITER.calls,
     LINK_REQUESTS: counts.LINK_REQUESTS.calls,
+    LOGOUT_NOTICES: counts.LOGOUT_NOTICES.calls,
   };
 }
 
@@ -65,7 +66,13 @@ afterAll(() => log.mockRestore());
 
 describe("POST /oauth/revoke of a refresh token, a storage call failing", () => {
   it("makes the calls these cases fail: a D1 read and write, one RateLimiter call", async () => {
-    expect(await callsOfRevocation()).toEqual({ DB: 2, CODES: 0, RATE_LIMITER: 1, LINK_REQUESTS: 0 });
+    expect(await callsOfRevocation()).toEqual({
+      DB: 2,
+      CODES: 0,
+      RATE_LIMITER: 1,
+      LINK_REQUESTS: 0,
+      LOGOUT_NOTICES: 0,
+    });
   });
 
   // The read is retried past a one-off failure; the RateLimiter's overloaded error and the D1

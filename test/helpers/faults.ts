@@ -31,7 +31,7 @@ export type Fault =
   | { kind: "nth"; n: number; applied: boolean; error?: () => Error }
   | { kind: "late"; n: number; ms: number };
 
-export type BindingName = "DB" | "CODES" | "RATE_LIMITER" | "LINK_REQUESTS";
+export type BindingName = "DB" | "CODES" | "RATE_LIMITER" | "LINK_REQUESTS" | "LOGOUT_NOTICES";
 
 /** The errors as the platform words them (developers.cloudflare.com: D1, Durable Objects, KV). */
 export const platformErrors = {
@@ -53,6 +53,7 @@ const DEFAULT_ERRORS: Record<BindingName, () => Error> = {
   CODES: platformErrors.kvFailed,
   RATE_LIMITER: platformErrors.doNetworkLost,
   LINK_REQUESTS: platformErrors.queueFailed,
+  LOGOUT_NOTICES: platformErrors.queueFailed,
 };
 
 /** What a wrapped binding did: calls made (failed ones included) and calls failed. */
@@ -62,7 +63,7 @@ export type CallCount = { calls: number; failed: number; landed?: Promise<void> 
 export function faultyEnv(faults: Partial<Record<BindingName, Fault>>, base: Bindings = env) {
   const counts = {} as Record<BindingName, CallCount>;
   const wrapped: Bindings = { ...base };
-  for (const name of ["DB", "CODES", "RATE_LIMITER", "LINK_REQUESTS"] as const) {
+  for (const name of ["DB", "CODES", "RATE_LIMITER", "LINK_REQUESTS", "LOGOUT_NOTICES"] as const) {
     const count: CallCount = { calls: 0, failed: 0 };
     counts[name] = count;
     const call = caller(faults[name], DEFAULT_ERRORS[name], count);
@@ -70,6 +71,7 @@ export function faultyEnv(faults: Partial<Record<BindingName, Fault>>, base: Bin
     if (name === "CODES") wrapped.CODES = faultyKV(base.CODES, call);
     if (name === "RATE_LIMITER") wrapped.RATE_LIMITER = faultyNamespace(base.RATE_LIMITER, call);
     if (name === "LINK_REQUESTS") wrapped.LINK_REQUESTS = faultyQueue(base.LINK_REQUESTS, call);
+    if (name === "LOGOUT_NOTICES") wrapped.LOGOUT_NOTICES = faultyQueue(base.LOGOUT_NOTICES, call);
   }
   return { env: wrapped, counts };
 }

@@ -1,6 +1,6 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Database } from "../client";
-import { refreshTokens, users } from "../schema";
+import { clients, refreshTokens, users } from "../schema";
 
 export type RefreshTokenRecord = typeof refreshTokens.$inferSelect;
 
@@ -110,4 +110,28 @@ export function revokeRefreshTokenFamily(db: Database, family: string, now: numb
     .update(refreshTokens)
     .set({ revoked: now })
     .where(and(eq(refreshTokens.family, family), isNull(refreshTokens.revoked)));
+}
+
+/**
+ * The clients that received an ID token in the browser session `sid` (its grants' refresh tokens
+ * carry it) and take back-channel logout notices, with the user's subject for each; by the
+ * refresh tokens' `sid` index.
+ */
+export function backchannelClients(db: Database, sid: string) {
+  return db
+    .selectDistinct({
+      clientId: clients.id,
+      uri: clients.backchannelLogoutUri,
+      alg: clients.idTokenSignedResponseAlg,
+      sub: users.uuid,
+    })
+    .from(refreshTokens)
+    .innerJoin(clients, eq(clients.id, refreshTokens.clientId))
+    .innerJoin(users, eq(users.id, refreshTokens.userId))
+    .where(and(eq(refreshTokens.sid, sid), isNotNull(clients.backchannelLogoutUri)));
+}
+
+export async function findBackchannelClients(db: Database, sid: string) {
+  const rows = await backchannelClients(db, sid).all();
+  return rows.map(({ uri, ...row }) => ({ ...row, uri: uri! }));
 }

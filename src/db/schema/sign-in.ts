@@ -65,6 +65,8 @@ export const refreshTokens = sqliteTable(
     index("refresh_tokens_user_client_idx").on(t.userId, t.clientId),
     index("refresh_tokens_client_idx").on(t.clientId),
     index("refresh_tokens_expires_idx").on(t.expires),
+    /** A browser session's grants, whose clients hear of its end (back-channel logout). */
+    index("refresh_tokens_sid_idx").on(t.sid),
   ],
 );
 

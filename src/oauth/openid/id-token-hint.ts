@@ -11,16 +11,21 @@ import { MAX_TOKEN_LENGTH, verifyOwnToken } from "../tokens";
 /** A clock tolerance (seconds) past any ID token's expiry: a century. */
 const EXPIRY_IGNORED = 100 * 365 * 24 * 3600;
 
-/** The subject of a valid hint for `clientId`, or null for anything else. */
-export async function idTokenHintSubject(env: Bindings, hint: string, clientId: string): Promise<string | null> {
+/** What a valid hint says: its user, its client, and the browser session it was issued in. */
+export type IdTokenHint = { sub: string; clientId: string; sid: string | null };
+
+/** The hint, when it is an ID token of ours (for `clientId`, when given); null for anything else. */
+export async function verifiedIdTokenHint(env: Bindings, hint: string, clientId?: string): Promise<IdTokenHint | null> {
   if (hint.length > MAX_TOKEN_LENGTH) return null;
   try {
     const { payload } = await verifyOwnToken(env, hint, {
       typ: "JWT",
-      audience: clientId,
+      ...(clientId !== undefined && { audience: clientId }),
       clockTolerance: EXPIRY_IGNORED,
     });
-    return typeof payload.sub === "string" ? payload.sub : null;
+    const { sub, aud, sid } = payload;
+    if (typeof sub !== "string" || typeof aud !== "string") return null;
+    return { sub, clientId: aud, sid: typeof sid === "string" ? sid : null };
   } catch (err) {
     if (err instanceof joseErrors.JOSEError) return null;
     throw err;

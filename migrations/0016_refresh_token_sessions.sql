@@ -1,0 +1,1 @@
+CREATE INDEX `refresh_tokens_sid_idx` ON `refresh_tokens` (`sid`);
