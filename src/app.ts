@@ -32,7 +32,7 @@ import { isBrowserPage, renderUnavailablePage } from "./pages/unavailable";
 import { exchangeRoutes } from "./oauth/exchange";
 import { authorizeRoutes } from "./oauth/authorize";
 import { logoutRoutes } from "./oauth/logout";
-import { describeKeySet, metadataRoutes, oauthRoutes } from "./oauth/routes";
+import { describeKeySet, metadataRoutes, oauthRoutes, protectedResourceMetadataUrl } from "./oauth/routes";
 import { userinfoRoutes } from "./oauth/openid/userinfo";
 import { registrationRoutes } from "./oauth/registration";
 import { signinConfirmationRoutes } from "./oauth/signin-confirmation";
@@ -89,9 +89,23 @@ app.onError((err, c) => renderError(c, toApiError(err)));
  * page's 503 (the platform failed, or the service is misconfigured) is a page that says try again.
  */
 function renderError(c: Context<AppEnv>, err: ApiError): Response | Promise<Response> {
-  if (c.req.path.startsWith("/api/")) return respondError(c, err);
+  if (c.req.path.startsWith("/api/")) return withResourceMetadata(c, respondError(c, err));
   if (err instanceof TryAgainLater && isBrowserPage(c.req.path)) return renderUnavailablePage(c, err);
   return c.json(err.body, err.status as 400, { "Cache-Control": "no-store", ...err.headers });
+}
+
+/**
+ * An API 401 tells the client where this API's protected resource metadata is (RFC 9728 §5.1),
+ * beside the challenge's error, so that a client given only the API's URL finds its way to sign in.
+ */
+function withResourceMetadata(c: Context<AppEnv>, res: Response): Response {
+  if (res.status === 401) {
+    const challenge = res.headers.get("WWW-Authenticate") ?? "Bearer";
+    const parameters = challenge.replace(/^Bearer\s*/i, "");
+    const metadata = `resource_metadata="${protectedResourceMetadataUrl(c.env.BASE_URL)}"`;
+    res.headers.set("WWW-Authenticate", `Bearer ${metadata}${parameters ? `, ${parameters}` : ""}`);
+  }
+  return res;
 }
 
 function notFoundError(path: string): ApiError {

@@ -725,3 +725,67 @@ describe("the token endpoint", () => {
     );
   });
 });
+
+describe("the API as a protected resource (RFC 9728, RFC 8707)", () => {
+  it("publishes the API's metadata at the path-inserted well-known URL, and the origin's at the bare one", async () => {
+    const api = await call("/.well-known/oauth-protected-resource/api/2");
+    expect(api.status).toBe(200);
+    expect(await api.json()).toMatchObject({
+      resource: `${BASE}/api/2`,
+      authorization_servers: [BASE],
+      bearer_methods_supported: ["header", "body", "query"],
+    });
+    const origin = (await (await call("/.well-known/oauth-protected-resource")).json()) as Record<string, unknown>;
+    expect(origin).toMatchObject({ resource: BASE, authorization_servers: [BASE] });
+  });
+
+  it("points every 401 of the API at that metadata, beside the challenge's error", async () => {
+    const metadata = `resource_metadata="${BASE}/.well-known/oauth-protected-resource/api/2"`;
+    const none = await call("/api/2/me");
+    expect(none.status).toBe(401);
+    expect(none.headers.get("WWW-Authenticate")).toBe(`Bearer ${metadata}, realm="api"`);
+    const invalid = await call("/api/2/me", { headers: bearer("not-a-token") });
+    expect(invalid.headers.get("WWW-Authenticate")).toBe(
+      `Bearer ${metadata}, error="invalid_token", error_description="invalid"`,
+    );
+  });
+
+  it("takes resource naming this API at the authorization and the token endpoint, its tokens for this API", async () => {
+    const client = await rpClient({ autoApprove: true });
+    const user = await rpUser();
+    const res = await logIn(new Browser(), client.id, user, { resource: `${BASE}/api/2` });
+    const code = redirectParameters(res).params.get("code")!;
+    const tokens = await postForm(
+      "/oauth/token",
+      { grant_type: "authorization_code", code, redirect_uri: CALLBACK, resource: `${BASE}/api/2` },
+      basicAuth(client.id, client.secret),
+    );
+    const { access_token: token } = (await tokens.json()) as Tokens;
+    expect(decodeJwt(token).aud).toBe(`${BASE}/api`);
+    expect((await call("/api/2/me", { headers: bearer(token) })).status).toBe(200);
+    const server = await postForm(
+      "/oauth/token",
+      { grant_type: "client_credentials", resource: `${BASE}/api` },
+      basicAuth(client.id, client.secret),
+    );
+    expect(decodeJwt(((await server.json()) as Tokens).access_token).aud).toBe(`${BASE}/api`);
+  });
+
+  it("refuses a resource that is not this API with invalid_target, at both endpoints", async () => {
+    const client = await rpClient({ autoApprove: true });
+    const user = await rpUser();
+    const refused = redirectParameters(
+      await new Browser().get(authorizePath(client.id, { resource: "https://elsewhere.example/api" })),
+    );
+    expect(refused.params.get("error")).toBe("invalid_target");
+    expect(refused.params.get("iss")).toBe(BASE);
+    const res = await logIn(new Browser(), client.id, user);
+    const code = redirectParameters(res).params.get("code")!;
+    const tokens = await postForm(
+      "/oauth/token",
+      { grant_type: "authorization_code", code, redirect_uri: CALLBACK, resource: "https://elsewhere.example/api" },
+      basicAuth(client.id, client.secret),
+    );
+    await expectOAuthError(tokens, "invalid_target");
+  });
+});

@@ -14,8 +14,10 @@
 import type { ClientRecord } from "../db/queries/clients";
 import { findClient } from "../db/queries/clients";
 import type { Database } from "../db/client";
+import type { Bindings } from "../env";
 import { allowedScopes, parseScope, type Scope } from "./openid/claims";
 import { isRegisteredRedirectUri } from "./redirect-uri";
+import { namesThisApi } from "./tokens";
 
 /** The parameters, as the request carried them (forms repeat them back as hidden fields). */
 const AUTHORIZATION_PARAMETERS = [
@@ -92,6 +94,7 @@ export type JudgedRequest =
   | { outcome: "page"; failure: AuthorizationError };
 
 export async function judgeAuthorizationRequest(
+  env: Bindings,
   db: Database,
   valuesOf: (name: string) => string[],
 ): Promise<JudgedRequest> {
@@ -167,6 +170,10 @@ export async function judgeAuthorizationRequest(
     return fail("request_not_supported", "Request objects are not supported");
   if (valuesOf("request_uri").some((value) => value !== "")) {
     return fail("request_uri_not_supported", "Request objects by reference are not supported");
+  }
+  // RFC 8707: the tokens of a code are for this API; a resource must name it.
+  if (!valuesOf("resource").every((resource) => namesThisApi(env, resource))) {
+    return fail("invalid_target", "The resource is not this API");
   }
   const scope = parseScope(single("scope").value);
   if ("unsupported" in scope) return fail("invalid_scope", "The requested scope is not supported");

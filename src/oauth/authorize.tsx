@@ -109,7 +109,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
       if (!isForm(c.req.header("Content-Type"))) return requestInvalidPage(c, pageLocale(undefined, acceptLanguage));
       const form = new URLSearchParams(await c.req.text());
       const locale = pageLocale(form.get("locale") ?? uiLocale(form.get("ui_locales") ?? undefined), acceptLanguage);
-      const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => form.getAll(name));
+      const judged = await judgeAuthorizationRequest(c.env, c.get("db")(), (name) => form.getAll(name));
       if (judged.outcome !== "valid") return failed(c, judged, locale);
       const flow: Flow = { c, request: judged.request, failureUri: judged.failureUri, locale };
       const now = nowInSeconds();
@@ -216,7 +216,7 @@ export async function startAuthorization(c: Context<AppEnv>, valuesOf: (name: st
   if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
   const acceptLanguage = c.req.header("Accept-Language");
   const locale = pageLocale(c.req.query("locale") ?? uiLocale(valuesOf("ui_locales")[0]), acceptLanguage);
-  const judged = await judgeAuthorizationRequest(c.get("db")(), valuesOf);
+  const judged = await judgeAuthorizationRequest(c.env, c.get("db")(), valuesOf);
   if (judged.outcome !== "valid") return failed(c, judged, locale);
   return passThrough({ c, request: judged.request, failureUri: judged.failureUri, locale }, nowInSeconds());
 }
@@ -292,7 +292,7 @@ export async function resumeAuthorization(
   locale: Locale,
   signedIn: SignedIn,
 ): Promise<Response> {
-  const judged = await judgeAuthorizationRequest(c.get("db")(), (name) => {
+  const judged = await judgeAuthorizationRequest(c.env, c.get("db")(), (name) => {
     const value = parameters[name];
     return value === undefined ? [] : [value];
   });

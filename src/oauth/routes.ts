@@ -11,6 +11,7 @@ import { tokenQuerySchema, tokenRequestSchema } from "../schemas/oauth";
 import {
   introspectionResponseSchema,
   keySetSchema,
+  resourceMetadataSchema,
   serverMetadataSchema,
   tokenResponseSchema,
 } from "../schemas/responses/oauth";
@@ -27,7 +28,7 @@ import { DISPLAYS, PROMPTS } from "./authorization-request";
 import { allowedScopes, ID_TOKEN_CLAIMS, parseScope, SUPPORTED_SCOPES, USER_CLAIMS } from "./openid/claims";
 import { ACR_VALUES_SUPPORTED } from "./openid/id-tokens";
 import { introspectToken, revokeToken } from "./revocation";
-import { publicKeySet } from "./tokens";
+import { namesThisApi, publicKeySet } from "./tokens";
 
 /** In the order of the spec's status samples, then token exchange. */
 const GRANTS = new Map<string, Grant>([
@@ -46,6 +47,8 @@ const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"];
  * code is not read; the others issue tokens without one.
  */
 const SCOPED_GRANTS = new Set(["authorization_code", "password", "refresh_token", "client_credentials"]);
+/** The grants whose tokens are for this API alone: a `resource` must name it, if given. */
+const API_ONLY_GRANTS = new Set(["authorization_code", "refresh_token"]);
 /** What a public client (client_id, no secret) may ask for: a code with PKCE, and its refresh. */
 const PUBLIC_CLIENT_GRANTS = new Set(["authorization_code", "refresh_token"]);
 /** What the OAuth endpoints answer: never cached (RFC 6749 §5.1, RFC 7662 §2.2). */
@@ -99,6 +102,37 @@ function serverMetadata(base: string): z.infer<typeof serverMetadataSchema> {
   };
 }
 
+/** This API's resource identifier (RFC 9728 §1.2): its base URL. Tokens for it have the API audience. */
+export const apiResource = (base: string) => `${base}/api/2`;
+
+/** Where the protected resource metadata of this API is: the well-known path inserted before its path. */
+export const protectedResourceMetadataUrl = (base: string) => `${base}/.well-known/oauth-protected-resource/api/2`;
+
+/**
+ * Protected resource metadata (RFC 9728) of the resource `resource`: this API (at its own path)
+ * or the service as a whole (the origin, at the bare well-known path), both served by this
+ * authorization server, with the same tokens.
+ */
+function resourceMetadata(base: string, resource: string): z.infer<typeof resourceMetadataSchema> {
+  return {
+    resource,
+    authorization_servers: [base],
+    scopes_supported: [...SUPPORTED_SCOPES],
+    bearer_methods_supported: ["header", "body", "query"],
+    resource_name: "Account and Commerce API",
+    resource_documentation: `${base}/api/2/reference`,
+  };
+}
+
+const describeResourceMetadata = (controller: string) =>
+  describeRoute({
+    name: "Get the protected resource metadata",
+    controller,
+    description:
+      "RFC 9728: the API (at /.well-known/oauth-protected-resource/api/2, the path-inserted form) and the service's origin (at /.well-known/oauth-protected-resource), each naming this server as its authorization server. A 401 from /api/2 points here in its WWW-Authenticate `resource_metadata`.",
+    success: { data: resourceMetadataSchema, bare: true },
+  });
+
 const describeMetadata = (controller: string) =>
   describeRoute({
     name: "Get the authorization server metadata",
@@ -114,6 +148,14 @@ export const metadataRoutes = new Hono<AppEnv>()
   )
   .get("/openid-configuration", describeMetadata("oauth/openid-configuration#show"), (c) =>
     c.json(serverMetadata(c.env.BASE_URL), 200, { "Cache-Control": "public, max-age=300" }),
+  )
+  .get("/oauth-protected-resource", describeResourceMetadata("oauth/protected-resource#origin"), (c) =>
+    c.json(resourceMetadata(c.env.BASE_URL, c.env.BASE_URL), 200, { "Cache-Control": "public, max-age=300" }),
+  )
+  .get("/oauth-protected-resource/api/2", describeResourceMetadata("oauth/protected-resource#show"), (c) =>
+    c.json(resourceMetadata(c.env.BASE_URL, apiResource(c.env.BASE_URL)), 200, {
+      "Cache-Control": "public, max-age=300",
+    }),
   );
 
 /** The public keys, here and at /.well-known/jwks.json. */
@@ -139,7 +181,10 @@ export const oauthRoutes = new Hono<AppEnv>()
     }),
     validate("form", tokenRequestSchema, "oauth"),
     async (c) => {
-      const params = c.req.valid("form");
+      const form = c.req.valid("form");
+      // A resource naming this API asks for what every token is without one (RFC 8707).
+      const params =
+        form.resource !== undefined && namesThisApi(c.env, form.resource) ? { ...form, resource: undefined } : form;
       const client = await authenticateClient(c, params, PUBLIC_CLIENT_GRANTS.has(params.grant_type));
       const grant = GRANTS.get(params.grant_type);
       if (!grant) throw new OAuthError(400, "unsupported_grant_type", "The grant type is not supported");
@@ -155,6 +200,9 @@ export const oauthRoutes = new Hono<AppEnv>()
       }
       if (requested && !allowedScopes(client.scope, requested.scopes)) {
         throw new OAuthError(400, "invalid_scope", "The requested scope is not registered for this client");
+      }
+      if (params.resource !== undefined && API_ONLY_GRANTS.has(params.grant_type)) {
+        throw new OAuthError(400, "invalid_target", "This grant issues tokens for this API only");
       }
       const tokens = await grant({ c, client, params, scopes: requested?.scopes, now: nowInSeconds() });
       return c.json(tokens, 200, NO_STORE);

@@ -179,6 +179,16 @@ export function apiAudience(env: Bindings): string {
   return `${env.BASE_URL}/api`;
 }
 
+/**
+ * Whether `resource` (RFC 8707) names this API: its audience, its base URL (the resource of its
+ * protected resource metadata, RFC 9728) or the service's origin, a trailing slash either way.
+ * Tokens for it carry the API's audience.
+ */
+export function namesThisApi(env: Bindings, resource: string): boolean {
+  const named = resource.endsWith("/") ? resource.slice(0, -1) : resource;
+  return named === env.BASE_URL || named === apiAudience(env) || named === `${env.BASE_URL}/api/2`;
+}
+
 export type TokenGrant = {
   kind: TokenKind;
   clientId: string;

@@ -77,6 +77,18 @@ export const serverMetadataSchema = z.object({
 
 z.globalRegistry.add(serverMetadataSchema, { id: "AuthorizationServerMetadata" });
 
+/** Protected resource metadata (RFC 9728 §2). */
+export const resourceMetadataSchema = z.object({
+  resource: z.string(),
+  authorization_servers: z.array(z.string()),
+  scopes_supported: z.array(z.string()),
+  bearer_methods_supported: z.array(z.string()),
+  resource_name: z.string(),
+  resource_documentation: z.string(),
+});
+
+z.globalRegistry.add(resourceMetadataSchema, { id: "ProtectedResourceMetadata" });
+
 /** Token introspection (RFC 7662 §2.2): the claims of a live token, or only `active: false`. */
 export const introspectionResponseSchema = z.union([
   z.object({ active: z.literal(false) }),
