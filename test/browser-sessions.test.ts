@@ -8,7 +8,7 @@ import worker from "../src/index";
 import { hashSecret } from "../src/security/data-protection";
 import { Browser, expectPage as expectBrowserPage } from "./helpers/browser";
 import { call, container, postForm, bearer, userTokenResponse } from "./helpers/http";
-import { createClient, createUser } from "./helpers/seed";
+import { createClient, createUser, importData } from "./helpers/seed";
 
 const CALLBACK = "https://test.example/callback";
 const WEBVIEW_HOME = "https://test.example/webview";
@@ -358,5 +358,37 @@ describe("GET and POST /oauth/logout", () => {
     expect((await sessionsOf(userId))[0]!.revoked).toBeNull();
     const res = await signOut(browser, "?locale=sv_SE", "Logga ut?");
     expect(await res.text()).toContain("<h1>Du är utloggad</h1>");
+  });
+
+  it("meets no max_age with a webview session, which an app's token began: an OpenID request signs in again", async () => {
+    const { code, web } = await sessionCode();
+    const browser = new Browser();
+    expect((await browser.get(`/oauth/webview?code=${encodeURIComponent(code)}`)).status).toBe(303);
+    await importData({
+      clients: [
+        {
+          id: web.id,
+          secret: web.secret,
+          name: "Web",
+          merchantId: 10,
+          redirectUris: [CALLBACK, WEBVIEW_HOME],
+          grantTypes: ["authorization_code"],
+          enableSso: true,
+          autoApprove: true,
+        },
+      ],
+    });
+    const query = (extra: Record<string, string>) =>
+      new URLSearchParams({
+        client_id: web.id,
+        redirect_uri: CALLBACK,
+        response_type: "code",
+        scope: "openid",
+        ...extra,
+      });
+    expect((await browser.get(`/oauth/authorize?${query({})}`)).status).toBe(303);
+    const page = await browser.get(`/oauth/authorize?${query({ max_age: "3600" })}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("<h1>Sign in</h1>");
   });
 });

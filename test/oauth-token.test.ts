@@ -341,9 +341,9 @@ describe("password", () => {
     expect(body.error_description).toContain(missing);
   });
 
-  it("refuses a resource indicator", async () => {
+  it("refuses a resource indicator that is not this API, with invalid_target", async () => {
     const { res, body } = await token(signIn(ingrid, { resource: "api.nordicdaily.example" }));
-    expectOAuthError(res, body, 400, "invalid_request");
+    expectOAuthError(res, body, 400, "invalid_target");
   });
 
   it("issues user tokens whose header names the signing key", async () => {

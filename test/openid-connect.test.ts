@@ -531,6 +531,15 @@ describe("prompt, max_age and id_token_hint", () => {
     expect(page).not.toContain('name="password"');
   });
 
+  it("takes language tags that name no locale, inherited names among them, as the default language", async () => {
+    const client = await rpClient();
+    for (const tag of ["constructor", "__proto__", "toString"]) {
+      await expectPage(await new Browser().get(authorizePath(client.id, { ui_locales: tag })), 200, "Sign in");
+      await expectPage(await new Browser().get(authorizePath(client.id), { "Accept-Language": tag }), 200, "Sign in");
+      await expectPage(await new Browser().get(`/oauth/logout?ui_locales=${tag}`), 200, "You are signed out");
+    }
+  });
+
   it("shows the page in the first of ui_locales we have, and fills in login_hint (oidcc-ui-locales, oidcc-login-hint)", async () => {
     const client = await rpClient();
     const page = await expectPage(
@@ -687,6 +696,23 @@ describe("the token endpoint", () => {
     expect(second.headers.get("Content-Type")).toContain("application/json");
     await expectOAuthError(second, "invalid_grant");
     expect((await userinfo({ headers: bearer(first.access_token) })).status).toBe(401);
+  });
+
+  it("refuses the password grant a resource that is not this API, with invalid_target", async () => {
+    const client = await rpClient({ autoApprove: true });
+    const user = await rpUser();
+    const res = await postForm(
+      "/oauth/token",
+      {
+        grant_type: "password",
+        username: user.email,
+        password: user.password,
+        redirect_uri: CALLBACK,
+        resource: "https://elsewhere.example/",
+      },
+      basicAuth(client.id, client.secret),
+    );
+    await expectOAuthError(res, "invalid_target");
   });
 
   it("gives the password grant an ID token for scope=openid: amr pwd, no sid", async () => {

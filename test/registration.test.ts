@@ -274,6 +274,96 @@ describe("POST /oauth/register (RFC 7591)", () => {
     }
   });
 
+  it("gives a registered client the allow-list of the admin that registered it", async () => {
+    const admin = await createClient({ admin: true, ipWhitelist: ["192.0.2.1"] });
+    const adminToken = (
+      (await (
+        await postForm(
+          "/oauth/token",
+          { grant_type: "client_credentials" },
+          { ...basicAuth(admin.id, admin.secret), "CF-Connecting-IP": "192.0.2.1" },
+        )
+      ).json()) as { access_token: string }
+    ).access_token;
+    const res = await call("/oauth/register", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "CF-Connecting-IP": "192.0.2.1", ...bearer(adminToken) },
+      body: JSON.stringify({ grant_types: ["client_credentials"], response_types: [] }),
+    });
+    const r = (await res.json()) as Registration;
+    const from = (ip: string) =>
+      postForm(
+        "/oauth/token",
+        { grant_type: "client_credentials" },
+        { ...basicAuth(r.client_id, r.client_secret!), "CF-Connecting-IP": ip },
+      );
+    expect((await from("192.0.2.1")).status).toBe(200);
+    const elsewhere = await from("198.51.100.9");
+    expect(elsewhere.status).toBe(403);
+    expect(await elsewhere.json()).toMatchObject({ error_description: "Requesting IP is not whitelisted" });
+  });
+
+  it("grants a registered client the admin's endpoints but registering", async () => {
+    const admin = await createClient({ admin: true, apiEndpoints: ["register", "products"] });
+    const r = (await (
+      await register({ grant_types: ["client_credentials"], response_types: [] }, await serverToken(admin))
+    ).json()) as Registration;
+    const token = (
+      (await (
+        await postForm("/oauth/token", { grant_type: "client_credentials" }, basicAuth(r.client_id, r.client_secret!))
+      ).json()) as { access_token: string }
+    ).access_token;
+    const refused = await register({ grant_types: ["client_credentials"], response_types: [] }, token);
+    expect(refused.status).toBe(403);
+    expect((await call("/api/2/products", { headers: bearer(token) })).status).toBe(404);
+    expect((await call("/api/2/users", { headers: bearer(token) })).status).toBe(403);
+  });
+
+  it("authenticates a registered client only the way it registered", async () => {
+    const r = await registered({
+      grant_types: ["client_credentials"],
+      response_types: [],
+      token_endpoint_auth_method: "client_secret_post",
+    });
+    const basic = await postForm(
+      "/oauth/token",
+      { grant_type: "client_credentials" },
+      basicAuth(r.client_id, r.client_secret!),
+    );
+    expect(basic.status).toBe(401);
+    const post = await postForm("/oauth/token", {
+      grant_type: "client_credentials",
+      client_id: r.client_id,
+      client_secret: r.client_secret!,
+    });
+    expect(post.status).toBe(200);
+  });
+
+  it("releases no claim by the claims parameter beyond the scope the client registered", async () => {
+    const r = await registered({ redirect_uris: [CALLBACK], scope: "openid profile" });
+    const claims = JSON.stringify({
+      userinfo: { email: null, phone_number: null, name: null },
+      id_token: { email: null },
+    });
+    const { code } = await signInCode(r.client_id, CALLBACK, { claims });
+    const tokens = (await (
+      await postForm(
+        "/oauth/token",
+        { grant_type: "authorization_code", code, redirect_uri: CALLBACK },
+        basicAuth(r.client_id, r.client_secret!),
+      )
+    ).json()) as { access_token: string; id_token: string };
+    const userinfo = (await (await call("/oauth/userinfo", { headers: bearer(tokens.access_token) })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(userinfo).not.toHaveProperty("email");
+    expect(userinfo).not.toHaveProperty("phone_number");
+    expect(JSON.parse(atob(tokens.id_token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")))).not.toHaveProperty(
+      "email",
+    );
+  });
+
   it("takes a server token of an admin client only", async () => {
     const plain = await createClient();
     const refused = await register({ redirect_uris: [CALLBACK] }, await serverToken(plain));

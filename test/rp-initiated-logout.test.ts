@@ -24,6 +24,8 @@ import { createClient, createUser } from "./helpers/seed";
 const CALLBACK = "https://rp.example/callback";
 const AFTER_LOGOUT = "https://rp.example/signed-out";
 const EVENT = "http://schemas.openid.net/event/backchannel-logout";
+/** The local queue hands a batch to its consumer within a second (max_batch_timeout); room beside it. */
+const DELIVERED_WITHIN = { timeout: 5_000, interval: 100 };
 
 let nextUser = 9_600 + Math.floor(Math.random() * 40) * 10;
 
@@ -45,7 +47,7 @@ async function rpClient(overrides: Record<string, unknown> = {}) {
 }
 
 /** A browser signed in at the client; the ID token its code got. */
-async function signedIn(client: { id: string; secret: string }, browser = new Browser()) {
+async function signedIn(client: { id: string; secret: string }, browser = new Browser(), extra = {}) {
   const user = await createUser(nextUser++, { clients: [] });
   const query = new URLSearchParams({
     client_id: client.id,
@@ -53,6 +55,7 @@ async function signedIn(client: { id: string; secret: string }, browser = new Br
     response_type: "code",
     scope: "openid",
     state: "s",
+    ...extra,
   });
   const page = await expectPage(await browser.get(`/oauth/authorize?${query}`), 200, "Sign in");
   const res = await browser.submit(page, { action: "login", email: user.email, password: user.password });
@@ -254,6 +257,18 @@ describe("back-channel logout (oidcc-backchannel-rp-initiated-logout)", () => {
       expect(payload.iat).toEqual(expect.any(Number));
       expect(payload).not.toHaveProperty("nonce");
     }
+  });
+
+  it("tells the session's clients when a new sign-in in the same browser replaces it", async () => {
+    const client = await rpClient();
+    const { browser } = await signedIn(client);
+    await signedIn(client, browser, { prompt: "login" });
+    const [form] = await vi.waitFor(async () => {
+      const forms = await receivedAt(client.backchannel);
+      if (forms.length === 0) throw new Error("no logout token yet");
+      return forms;
+    }, DELIVERED_WITHIN);
+    expect(form!.get("logout_token")).toEqual(expect.any(String));
   });
 
   it("sends nothing while the session lives, and nothing for a session that was asked about but not confirmed", async () => {

@@ -16,6 +16,7 @@ import type { AppEnv, Bindings, RequestTiming } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
 import { randomToken } from "../security/random-token";
+import { requestedClaimsSchema, SIGN_IN_METHODS } from "../schemas/requested-claims";
 import { readRecord } from "./records";
 
 /** Spec "Limits": an exchange code expires 30 seconds after creation. */
@@ -40,10 +41,10 @@ const exchangeCodeRecordSchema = z.object({
     z.object({
       authTime: z.number(),
       sid: z.nullable(z.string()),
-      method: z.nullable(z.enum(["pwd", "email"])),
+      method: z.nullable(z.enum(SIGN_IN_METHODS)),
     }),
   ),
-  claims: z.optional(z.object({ idToken: z.array(z.string()), userinfo: z.array(z.string()) })),
+  claims: z.optional(requestedClaimsSchema),
   /** Unix milliseconds. */
   expiresAt: z.number(),
 });

@@ -67,7 +67,7 @@ async function bearerToken(c: Context<AppEnv>): Promise<string> {
     throw new OAuthError(
       400,
       "invalid_request",
-      "Send the access token one way only: the Authorization header, the oauth_token query parameter or oauth_token in the form body",
+      "Send the access token one way only: the Authorization header, the oauth_token query parameter or oauth_token (or access_token) in the form body",
     );
   }
   if (fromQuery.length > 1) throw new OAuthError(400, "invalid_request", "Parameter 'oauth_token' is repeated");

@@ -15,7 +15,15 @@ import type { ClientRecord } from "../db/queries/clients";
 import { findClient } from "../db/queries/clients";
 import type { Database } from "../db/client";
 import type { Bindings } from "../env";
-import { allowedScopes, parseScope, type Scope } from "./openid/claims";
+import type { RequestedClaims } from "../schemas/requested-claims";
+import {
+  allowedScopes,
+  type ClaimName,
+  parseScope,
+  releasedClaims,
+  type Scope,
+  SUPPORTED_SCOPES,
+} from "./openid/claims";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { namesThisApi } from "./tokens";
 
@@ -45,7 +53,7 @@ type Parameter = (typeof AUTHORIZATION_PARAMETERS)[number];
 /** OpenID Connect's prompts, and `create` (OpenID Connect Prompt Create), which opens the sign-up view. */
 export const PROMPTS = ["none", "login", "consent", "select_account", "create"] as const;
 export type Prompt = (typeof PROMPTS)[number];
-export const DISPLAYS = ["page", "popup", "touch", "wap"];
+export const DISPLAYS = ["page", "popup", "touch", "wap"] as const;
 /** A `max_age` in seconds: digits, at most ten of them. */
 const MAX_AGE = /^\d{1,10}$/;
 
@@ -83,8 +91,6 @@ export type AuthorizationRequest = {
 };
 
 export type AuthorizationError = { error: string; description: string };
-
-export type RequestedClaims = { idToken: string[]; userinfo: string[] };
 
 export type JudgedRequest =
   | { outcome: "valid"; request: AuthorizationRequest; failureUri: string }
@@ -192,15 +198,16 @@ export async function judgeAuthorizationRequest(
     return fail("invalid_request", "Parameter 'max_age' must be a number of seconds");
   }
   const display = single("display").value;
-  if (display !== undefined && !DISPLAYS.includes(display)) {
+  if (display !== undefined && !(DISPLAYS as readonly string[]).includes(display)) {
     return fail("invalid_request", "Parameter 'display' must be page, popup, touch or wap");
   }
-  const claims = requestedClaims(single("claims").value);
-  if (claims === null) return fail("invalid_request", "Parameter 'claims' must be a JSON object of claim requests");
   const tooLong = (["nonce", "login_hint", "id_token_hint", "claims"] as const).find(
     (name) => (single(name).value?.length ?? 0) > MAX_PARAMETER_LENGTH,
   );
   if (tooLong) return fail("invalid_request", `Parameter '${tooLong}' is too long`);
+  const claims = requestedClaims(single("claims").value, client.scope);
+  if (claims === null) return fail("invalid_request", "Parameter 'claims' must be a JSON object of claim requests");
+
   const view = prompts.has("create") ? "signup" : single("view").value;
   if (view !== undefined && !VIEWS.includes(view)) {
     return fail("invalid_request", "Parameter 'view' must be signup or signin");
@@ -244,10 +251,12 @@ export async function judgeAuthorizationRequest(
 
 /**
  * The claim names a `claims` parameter (Core §5.5) asks for in the ID token and at userinfo,
- * essential or voluntary alike (both are given when the user has them); null when it is not a
- * JSON object whose `id_token` and `userinfo` members, where present, are objects.
+ * essential or voluntary alike (both are given when the user has them), of those the scopes the
+ * client may ask for release (others are left out, so that no claim passes its registered scope);
+ * null when it is not a JSON object whose `id_token` and `userinfo` members, where present, are
+ * objects.
  */
-function requestedClaims(value: string | undefined): RequestedClaims | null {
+function requestedClaims(value: string | undefined, clientScope: string | null): RequestedClaims | null {
   if (value === undefined) return { idToken: [], userinfo: [] };
   let parsed: unknown;
   try {
@@ -260,7 +269,10 @@ function requestedClaims(value: string | undefined): RequestedClaims | null {
   if (!isObject(parsed)) return null;
   const { id_token: idToken = {}, userinfo = {} } = parsed;
   if (!isObject(idToken) || !isObject(userinfo)) return null;
-  return { idToken: Object.keys(idToken), userinfo: Object.keys(userinfo) };
+  const allowed = releasedClaims(clientScope?.split(" ") ?? SUPPORTED_SCOPES);
+  const named = (member: Record<string, unknown>) =>
+    Object.keys(member).filter((name) => allowed.has(name as ClaimName));
+  return { idToken: named(idToken), userinfo: named(userinfo) };
 }
 
 /**

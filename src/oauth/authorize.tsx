@@ -240,7 +240,8 @@ async function passThrough(flow: Flow, now: number, { chosen = false } = {}): Pr
     client.enableSso && view !== "signup" && !prompts.has("login") ? await presentedSession(c, now) : undefined;
   const usable =
     session !== undefined &&
-    (request.maxAge === undefined || now - session.created <= request.maxAge) &&
+    // A webview session began with an app's token, not a sign-in: it meets no max_age.
+    (request.maxAge === undefined || (session.method !== null && now - session.created <= request.maxAge)) &&
     (hintedUser === undefined || hintedUser === session.userId);
   if (prompts.has("none")) {
     if (!usable) return redirectWithError(c, flow.failureUri, LOGIN_REQUIRED, request.state);

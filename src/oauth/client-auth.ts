@@ -63,7 +63,7 @@ export async function authenticateClient(
   const credentials = presentedCredentials(authorization, body);
   const cached = clientCache.get(credentials.id);
   if (cached?.verifiedSecret !== undefined && matchesSecret(credentials.secret, cached.verifiedSecret)) {
-    return allowedFrom(c, cached.record);
+    return allowedFrom(c, registeredMethod(cached.record, credentials.method));
   }
   let client = cached ?? (await loadClient(c.get("db")(), credentials.id));
   let valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.record.secretHash ?? "");
@@ -73,7 +73,25 @@ export async function authenticateClient(
   }
   if (!client || !valid) throw clientAuthFailed(credentials.method, "Client authentication failed");
   client.verifiedSecret = credentials.secret;
-  return allowedFrom(c, client.record);
+  return allowedFrom(c, registeredMethod(client.record, credentials.method));
+}
+
+/**
+ * The client, when it authenticated the way it registered (`token_endpoint_auth_method`); an
+ * imported client without one may use either.
+ */
+function registeredMethod(client: ClientRecord, method: Credentials["method"]): ClientRecord {
+  const registered = client.tokenEndpointAuthMethod;
+  if (registered === "client_secret_basic" && method !== "basic") {
+    throw clientAuthFailed(method, "This client authenticates with HTTP Basic (client_secret_basic)");
+  }
+  if (registered === "client_secret_post" && method !== "body") {
+    throw clientAuthFailed(
+      method,
+      "This client authenticates with client_id and client_secret in the body (client_secret_post)",
+    );
+  }
+  return client;
 }
 
 function allowedFrom(c: Context<AppEnv>, client: ClientRecord): ClientRecord {

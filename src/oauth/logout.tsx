@@ -43,6 +43,13 @@ type Return = { request: Request; location: string } | null;
 
 const PARAMETERS = ["client_id", "post_logout_redirect_uri", "redirect_uri", "state"] as const;
 
+/** A parameter's value, as if omitted when empty (as OpenID Connect reads them) or longer than any we take. */
+function given(value: string | null | undefined): string | undefined {
+  return value === null || value === undefined || value === "" || value.length > MAX_PARAMETER_LENGTH
+    ? undefined
+    : value;
+}
+
 export const logoutRoutes = new Hono<AppEnv>()
   .get(
     "/logout",
@@ -77,7 +84,7 @@ export const logoutRoutes = new Hono<AppEnv>()
       const acceptLanguage = c.req.header("Accept-Language");
       const form = isForm(c.req.header("Content-Type")) ? new URLSearchParams(await c.req.text()) : null;
       const locale = pageLocale(form?.get("locale") ?? undefined, acceptLanguage);
-      const value = (name: (typeof PARAMETERS)[number]) => form?.get(name) ?? undefined;
+      const value = (name: (typeof PARAMETERS)[number]) => given(form?.get(name));
       const back = await registeredReturn(c, {
         clientId: value("client_id"),
         postLogoutRedirectUri: value("post_logout_redirect_uri"),
@@ -97,15 +104,12 @@ export const logoutRoutes = new Hono<AppEnv>()
  */
 export async function askToSignOut(c: Context<AppEnv>, clientId: string | undefined): Promise<Response> {
   if (c.req.method === "HEAD") return c.body(null, 405, { Allow: "GET, POST" });
-  const query = (name: string) => {
-    const value = c.req.query(name);
-    return value === "" || (value?.length ?? 0) > MAX_PARAMETER_LENGTH ? undefined : value;
-  };
+  const query = (name: string) => given(c.req.query(name));
   const locale = pageLocale(c.req.query("locale") ?? uiLocale(query("ui_locales")), c.req.header("Accept-Language"));
   const now = nowInSeconds();
-  const given = query("id_token_hint");
+  const hinted = query("id_token_hint");
   const [hint, session] = await Promise.all([
-    given === undefined ? null : verifiedIdTokenHint(c.env, given, clientId),
+    hinted === undefined ? null : verifiedIdTokenHint(c.env, hinted, clientId),
     presentedSession(c, now),
   ]);
   const request: Request = {

@@ -18,7 +18,6 @@ import {
   type ClientRecord,
   deleteClient,
   findClient,
-  findClientRights,
   insertClient,
   updateClient,
 } from "../db/queries/clients";
@@ -40,12 +39,11 @@ import { registrationSchema } from "../schemas/responses/registration";
 import { hashSecret, verifySecret } from "../security/data-protection";
 import { randomToken } from "../security/random-token";
 import { forgetClient } from "./client-auth";
+import { NO_STORE, PUBLIC_CLIENT_GRANTS } from "./routes";
 import { SIGNING_ALGORITHMS } from "./signing-algorithms";
 
 /** The grants a registration may ask for; the others (password, assertions, exchange) are the operator's to give. */
 const REGISTRABLE_GRANTS = ["authorization_code", "refresh_token", "client_credentials"];
-/** What a public client may use: a code with PKCE, and its refresh. */
-const PUBLIC_GRANTS = ["authorization_code", "refresh_token"];
 
 const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
 const uris = z.array(text(LIMITS.redirectUri)).check(z.maxLength(LIMITS.redirectUris));
@@ -86,8 +84,6 @@ type RegisteredFields = Pick<
   | "scope"
 >;
 
-const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
-
 export const registrationRoutes = new Hono<AppEnv>()
   .post(
     "/register",
@@ -102,10 +98,9 @@ export const registrationRoutes = new Hono<AppEnv>()
       requestBody: { schema: metadataSchema, mediaType: "application/json" },
     }),
     async (c) => {
-      const caller = c.get("caller");
       const db = c.get("db")();
-      const [rights] = await findClientRights(db, [caller.clientId]);
-      if (!rights?.admin) {
+      const admin = await findClient(db, c.get("caller").clientId);
+      if (!admin?.admin) {
         throw new OAuthError(
           403,
           "insufficient_scope",
@@ -120,7 +115,11 @@ export const registrationRoutes = new Hono<AppEnv>()
       await insertClient(db, {
         ...fields,
         id,
-        merchantId: caller.merchantId,
+        merchantId: admin.merchantId,
+        // Never more than the client that registered it: its endpoint grants (registering no
+        // further clients) and its allow-list.
+        apiEndpoints: admin.apiEndpoints?.filter((endpoint) => endpoint !== "register") ?? null,
+        ipAllowList: admin.ipAllowList,
         // A public client's secret is one nobody knows: no secret matches it.
         secretHash: await hashSecret(key, secret ?? randomToken()),
         registrationTokenHash: await hashSecret(key, registrationToken),
@@ -229,7 +228,7 @@ function registeredFields(metadata: Metadata, environment: string): RegisteredFi
   }
   const publicClient = method === "none";
   const grantTypes = [...new Set(metadata.grant_types ?? ["authorization_code"])];
-  const allowed = publicClient ? PUBLIC_GRANTS : REGISTRABLE_GRANTS;
+  const allowed = publicClient ? [...PUBLIC_CLIENT_GRANTS] : REGISTRABLE_GRANTS;
   const refused = grantTypes.find((grant) => !allowed.includes(grant));
   if (refused !== undefined) throw invalid(`Grant type '${refused}' cannot be registered for this client`);
   const responseTypes = [...new Set(metadata.response_types ?? ["code"])];
@@ -247,7 +246,8 @@ function registeredFields(metadata: Metadata, environment: string): RegisteredFi
   if (redirectProblem !== null) throw new OAuthError(400, "invalid_redirect_uri", redirectProblem);
   for (const member of ["logo_uri", "client_uri"] as const) {
     const uri = metadata[member];
-    if (uri !== undefined && pageUriProblem(uri) !== null) throw invalid(`${member} ${pageUriProblem(uri)}`);
+    const problem = uri === undefined ? null : pageUriProblem(uri);
+    if (problem !== null) throw invalid(`${member} ${problem}`);
   }
   const backchannel = metadata.backchannel_logout_uri;
   const backchannelProblem =

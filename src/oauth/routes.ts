@@ -28,7 +28,7 @@ import { DISPLAYS, PROMPTS } from "./authorization-request";
 import { allowedScopes, ID_TOKEN_CLAIMS, parseScope, SUPPORTED_SCOPES, USER_CLAIMS } from "./openid/claims";
 import { ACR_VALUES_SUPPORTED } from "./openid/id-tokens";
 import { introspectToken, revokeToken } from "./revocation";
-import { namesThisApi, publicKeySet } from "./tokens";
+import { apiResource, namesThisApi, publicKeySet } from "./tokens";
 
 /** In the order of the spec's status samples, then token exchange. */
 const GRANTS = new Map<string, Grant>([
@@ -48,11 +48,11 @@ const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"];
  */
 const SCOPED_GRANTS = new Set(["authorization_code", "password", "refresh_token", "client_credentials"]);
 /** The grants whose tokens are for this API alone: a `resource` must name it, if given. */
-const API_ONLY_GRANTS = new Set(["authorization_code", "refresh_token"]);
+const API_ONLY_GRANTS = new Set(["authorization_code", "refresh_token", "password"]);
 /** What a public client (client_id, no secret) may ask for: a code with PKCE, and its refresh. */
-const PUBLIC_CLIENT_GRANTS = new Set(["authorization_code", "refresh_token"]);
+export const PUBLIC_CLIENT_GRANTS = new Set(["authorization_code", "refresh_token"]);
 /** What the OAuth endpoints answer: never cached (RFC 6749 §5.1, RFC 7662 §2.2). */
-const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
+export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
 
 /** What /api/2/status reports: the grants this deployment actually accepts. */
 export const SUPPORTED_GRANT_TYPES = [...GRANTS.keys()];
@@ -101,9 +101,6 @@ function serverMetadata(base: string): z.infer<typeof serverMetadataSchema> {
     service_documentation: `${base}/api/2/reference`,
   };
 }
-
-/** This API's resource identifier (RFC 9728 §1.2): its base URL. Tokens for it have the API audience. */
-export const apiResource = (base: string) => `${base}/api/2`;
 
 /** Where the protected resource metadata of this API is: the well-known path inserted before its path. */
 export const protectedResourceMetadataUrl = (base: string) => `${base}/.well-known/oauth-protected-resource/api/2`;

@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { findLiveSession, insertSession, type LiveSession, revokeSession } from "../db/queries/sessions";
 import type { SignInMethod } from "../db/schema";
+import { queueLogoutNotices } from "../queues/logout-notices";
 import type { AppEnv, Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
 import { hashSecret } from "../security/data-protection";
@@ -67,6 +68,8 @@ export async function writeSession(
 ): Promise<void> {
   const db = c.get("db")();
   const previous = await presentedSessionHash(c);
+  // The session this one replaces ends: its clients hear of it first (back-channel logout).
+  if (previous !== null) await queueLogoutNotices(c.env, db, await sessionSid(c.env, previous));
   await db.batch([
     insertSession(db, {
       idHash,

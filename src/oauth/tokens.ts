@@ -186,8 +186,11 @@ export function apiAudience(env: Bindings): string {
  */
 export function namesThisApi(env: Bindings, resource: string): boolean {
   const named = resource.endsWith("/") ? resource.slice(0, -1) : resource;
-  return named === env.BASE_URL || named === apiAudience(env) || named === `${env.BASE_URL}/api/2`;
+  return named === env.BASE_URL || named === apiAudience(env) || named === apiResource(env.BASE_URL);
 }
+
+/** This API's resource identifier (RFC 9728 §1.2): its base URL. Tokens for it have the API audience. */
+export const apiResource = (base: string) => `${base}/api/2`;
 
 export type TokenGrant = {
   kind: TokenKind;

@@ -12,8 +12,14 @@ export const LOCALE_PARAMETER = {
   schema: { type: "string", enum: [...LOCALES] },
 };
 
-/** Language tags (lower case, primary subtag) and the locale each means here. */
-const LANGUAGES: Record<string, Locale> = { en: "en_US", nb: "nb_NO", no: "nb_NO", nn: "nb_NO", sv: "sv_SE" };
+/** Language tags (lower case, primary subtag) and the locale each means here; a Map, so no tag finds an inherited key. */
+const LANGUAGES = new Map<string, Locale>([
+  ["en", "en_US"],
+  ["nb", "nb_NO"],
+  ["no", "nb_NO"],
+  ["nn", "nb_NO"],
+  ["sv", "sv_SE"],
+]);
 
 export function pageLocale(requested: string | undefined, acceptLanguage: string | undefined): Locale {
   const named = LOCALES.find((locale) => locale.toLowerCase() === requested?.replace("-", "_").toLowerCase());
@@ -34,7 +40,7 @@ export function pageLocale(requested: string | undefined, acceptLanguage: string
     .filter(({ q }) => q > 0)
     .sort((a, b) => b.q - a.q);
   for (const { language } of ranked) {
-    const locale = LANGUAGES[language];
+    const locale = LANGUAGES.get(language);
     if (locale) return locale;
   }
   return "en_US";
@@ -47,7 +53,7 @@ export function pageLocale(requested: string | undefined, acceptLanguage: string
 export function uiLocale(uiLocales: string | undefined): Locale | undefined {
   for (const tag of (uiLocales ?? "").split(" ").slice(0, 20)) {
     const named = LOCALES.find((locale) => locale.toLowerCase() === tag.replace("-", "_").toLowerCase());
-    const locale = named ?? LANGUAGES[tag.split("-")[0]!.toLowerCase()];
+    const locale = named ?? LANGUAGES.get(tag.split("-")[0]!.toLowerCase());
     if (locale) return locale;
   }
   return undefined;

@@ -8,11 +8,14 @@ import { SUPPORTED_SCOPES } from "../oauth/openid/claims";
 
 export const TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
 
-/** Why `uri` cannot be a client's logo or home page: an absolute https URL without a fragment. */
+/**
+ * Why `uri` cannot be a client's logo or home page: an absolute https URL without a fragment, in
+ * printable ASCII (percent-encoded beyond it), as a response header (the pages' CSP) carries it.
+ */
 export function pageUriProblem(uri: string): string | null {
-  return URL.canParse(uri) && new URL(uri).protocol === "https:" && !uri.includes("#")
+  return /^[\x21-\x7e]+$/.test(uri) && URL.canParse(uri) && new URL(uri).protocol === "https:" && !uri.includes("#")
     ? null
-    : "must be an absolute https URL without a fragment";
+    : "must be an absolute https URL without a fragment, in printable ASCII";
 }
 
 /**

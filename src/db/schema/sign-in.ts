@@ -2,10 +2,10 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { clients } from "./merchants-and-clients";
 import { now } from "./now";
+import type { RequestedClaims, SignInMethod } from "../../schemas/requested-claims";
 import { users } from "./users";
 
-/** A password (`pwd`), or a sign-in link mailed to the user (`email`). */
-export type SignInMethod = "pwd" | "email";
+export type { SignInMethod };
 
 /**
  * The one live sign-in link per user (POST /api/2/signin, the login page's "e-mail me a link"):
@@ -57,7 +57,7 @@ export const refreshTokens = sqliteTable(
     sid: text("sid"),
     method: text("method").$type<SignInMethod>(),
     /** The user's claims the authorization request asked for by name (its `claims` parameter). */
-    claims: text("claims", { mode: "json" }).$type<{ idToken: string[]; userinfo: string[] }>(),
+    claims: text("claims", { mode: "json" }).$type<RequestedClaims>(),
   },
   (t) => [
     uniqueIndex("refresh_tokens_hash_idx").on(t.tokenHash),

@@ -6,7 +6,7 @@ import { connectUser, findUserProfiles } from "../../db/queries/users";
 import type { AppEnv, TokenKind } from "../../env";
 import type { TokenRequest } from "../../schemas/oauth";
 import type { TokenResponse } from "../../schemas/responses/oauth";
-import type { RequestedClaims } from "../authorization-request";
+import type { RequestedClaims } from "../../schemas/requested-claims";
 import { releasedClaims, type Scope, userClaims } from "../openid/claims";
 import { issueIdToken, type OpenIdSignIn } from "../openid/id-tokens";
 import { newRefreshToken, newRefreshTokenFamily } from "../refresh-tokens";

@@ -16,13 +16,6 @@ export const passwordGrant: Grant = async (request) => {
   if (!username) throw invalidRequest("Parameter 'username' is missing");
   if (password === undefined) throw invalidRequest("Parameter 'password' is missing");
   if (!redirectUri) throw invalidRequest("Parameter 'redirect_uri' is missing");
-  if (params.resource !== undefined) {
-    throw new OAuthError(
-      400,
-      "invalid_request",
-      "Parameter 'resource' is only accepted with grant_type=client_credentials",
-    );
-  }
   if (!isRegisteredRedirectUri(client.redirectUris, redirectUri, client.publicClient)) {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }

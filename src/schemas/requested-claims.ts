@@ -1,0 +1,12 @@
+import * as z from "zod/mini";
+
+/** How a user signed in (db/schema sessions.method): a password, or a sign-in link mailed to them. */
+export const SIGN_IN_METHODS = ["pwd", "email"] as const;
+export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
+
+/**
+ * The user's claims an authorization request asked for by name (its `claims` parameter), for the
+ * ID token and for userinfo: kept with its code and its grant's refresh tokens.
+ */
+export const requestedClaimsSchema = z.object({ idToken: z.array(z.string()), userinfo: z.array(z.string()) });
+export type RequestedClaims = z.infer<typeof requestedClaimsSchema>;
