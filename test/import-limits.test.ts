@@ -7,7 +7,7 @@ import * as schema from "../src/db/schema";
 import { toSqlScript } from "../src/db/sql-script";
 import { CLIENT_FIELDS } from "../src/schemas/client-fields";
 import { describeImportErrors, GRANT_TYPES, importFileSchema } from "../src/schemas/import";
-import { LIMITS } from "../src/schemas/import-fields";
+import { LIMITS } from "../src/schemas/limits";
 import example from "./fixtures/example-import.json";
 import { importData } from "./helpers/seed";
 

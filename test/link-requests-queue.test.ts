@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { faultyEnv } from "./helpers/faults";
-import { consumeLinkRequests, linkRequest } from "./helpers/link-queue";
+import { consumeLinkRequests, linkRequest } from "./helpers/queues";
 import { mailbox } from "./helpers/mailbox";
 import { createClient } from "./helpers/seed";
 

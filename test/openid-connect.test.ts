@@ -17,7 +17,7 @@ import {
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Browser, expectPage, redirectParameters } from "./helpers/browser";
 import { BASE, basicAuth, bearer, call, expectOAuthError, postForm } from "./helpers/http";
-import { consumeLinkRequests } from "./helpers/link-queue";
+import { consumeLinkRequests } from "./helpers/queues";
 import { mailbox } from "./helpers/mailbox";
 import { createClient, createUser } from "./helpers/seed";
 

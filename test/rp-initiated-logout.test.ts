@@ -4,7 +4,6 @@
  * (oidcc-rp-initiated-logout-*, oidcc-backchannel-rp-initiated-logout) whose checks it makes.
  * The clients' back-channel endpoints are `*.receiver.test`, kept by vitest.config.ts.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import {
   createLocalJWKSet,
@@ -16,9 +15,9 @@ import {
   UnsecuredJWT,
 } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../src/index";
 import { Browser, expectPage, redirectParameters } from "./helpers/browser";
 import { BASE, basicAuth, call, postForm } from "./helpers/http";
+import { consumeBatch } from "./helpers/queues";
 import { createClient, createUser } from "./helpers/seed";
 
 const CALLBACK = "https://rp.example/callback";
@@ -283,28 +282,19 @@ describe("back-channel logout (oidcc-backchannel-rp-initiated-logout)", () => {
     return { clientId: "c", uri, alg: "RS256", sub: crypto.randomUUID(), sid: "sid-1" };
   }
 
-  async function consume(bodies: unknown[]) {
-    const batch = createMessageBatch(
-      "account-commerce-logout-notices-local",
-      bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 2, body })),
-    );
-    const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
-    await worker.queue(batch, env);
-    const result = await getQueueResult(batch, createExecutionContext());
-    return { result, delays: retries.map((retry) => retry.mock.calls[0]?.[0]?.delaySeconds) };
-  }
-
   it("acknowledges a delivered notice, retries one whose client is down (later each time), drops a malformed one", async () => {
     const id = crypto.randomUUID().slice(0, 8);
     const warnings = vi.spyOn(console, "warn").mockImplementation(() => {});
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const up = notice(`https://up-${id}.receiver.test/bc`);
     const down = notice(`https://down-${id}.receiver.test/down`);
-    const { result, delays } = await consume([up, down, { clientId: 42 }]);
-    expect(result.explicitAcks.sort()).toEqual(["m0", "m2"]);
-    expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["m1"]);
+    const result = await consumeBatch("account-commerce-logout-notices-local", [up, down, { clientId: 42 }], {
+      attempts: 2,
+    });
+    expect(result.acked.sort()).toEqual(["m0", "m2"]);
+    expect(result.retried).toEqual(["m1"]);
     // The second attempt waits twice the first's 10 seconds.
-    expect(delays[1]).toBe(20);
+    expect(result.retryDelays.m1).toBe(20);
     expect(await receivedAt(up.uri)).toHaveLength(1);
     expect(warnings.mock.calls.join("\n")).toContain("refused: 503");
     expect(warnings.mock.calls.join("\n")).not.toContain("eyJ");

@@ -16,14 +16,8 @@ import { findClient } from "../db/queries/clients";
 import type { Database } from "../db/client";
 import type { Bindings } from "../env";
 import type { RequestedClaims } from "../schemas/requested-claims";
-import {
-  allowedScopes,
-  type ClaimName,
-  parseScope,
-  releasedClaims,
-  type Scope,
-  SUPPORTED_SCOPES,
-} from "./openid/claims";
+import { allowedScopes, type ClaimName, parseScope, releasedClaims } from "./openid/claims";
+import { type Scope, SUPPORTED_SCOPES } from "./openid/scopes";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { namesThisApi } from "./tokens";
 

@@ -34,7 +34,7 @@ import {
   redirectUrisProblem,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from "../schemas/client-metadata";
-import { LIMITS } from "../schemas/import-fields";
+import { LIMITS } from "../schemas/limits";
 import { registrationSchema } from "../schemas/responses/registration";
 import { hashSecret, verifySecret } from "../security/data-protection";
 import { randomToken } from "../security/random-token";

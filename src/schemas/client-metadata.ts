@@ -4,7 +4,7 @@
  * same, whichever way it comes.
  */
 import { isLoopbackUri, redirectUriProblem } from "../oauth/redirect-uri";
-import { SUPPORTED_SCOPES } from "../oauth/openid/claims";
+import { SUPPORTED_SCOPES } from "../oauth/openid/scopes";
 
 export const TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
 

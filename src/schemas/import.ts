@@ -20,7 +20,8 @@ import {
   pageUriProblem,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from "./client-metadata";
-import { birthday, css, datetime, email, flag, integerId, LIMITS, oneOf, record, text, uuid } from "./import-fields";
+import { birthday, css, datetime, email, flag, integerId, oneOf, record, text, uuid } from "./import-fields";
+import { LIMITS } from "./limits";
 import {
   DIGITAL_CONTENT_STATUS,
   DIGITAL_CONTENT_STATUSES,

@@ -17,7 +17,7 @@ import { emailLookupKey } from "../../src/schemas/email-address";
 import { Browser, expectPage, redirectParameters } from "../helpers/browser";
 import { type BindingName, type Fault, faultyEnv, fetchWith } from "../helpers/faults";
 import { basicAuth, bearer, call, postForm, serverToken } from "../helpers/http";
-import { consumeLinkRequests, LINK_CALLBACK as CALLBACK, linkRequest } from "../helpers/link-queue";
+import { consumeLinkRequests, LINK_CALLBACK as CALLBACK, linkRequest } from "../helpers/queues";
 import { mailbox } from "../helpers/mailbox";
 import { createClient, createUser } from "../helpers/seed";
 

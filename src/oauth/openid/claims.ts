@@ -7,10 +7,7 @@
 import type { UserRecord } from "../../db/queries/users";
 import type { UserProfile } from "../../db/queries/users";
 import { CURRENT_LOCATION } from "../../db/schema";
-
-/** Every scope /oauth/authorize and /oauth/token take; any other is `invalid_scope`. */
-export const SUPPORTED_SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access"] as const;
-export type Scope = (typeof SUPPORTED_SCOPES)[number];
+import { type Scope, SUPPORTED_SCOPES } from "./scopes";
 
 const SCOPE_CLAIMS = {
   openid: ["sub", "legacy_user_id"],

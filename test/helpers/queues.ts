@@ -20,14 +20,26 @@ export function linkRequest(clientId: string, email: string): LinkRequestMessage
 }
 
 /**
- * Hands the queue's consumer a batch of `bodies` (message ids m0, m1, ...) with `bindings`: the
- * messages it acknowledged, those it asked to have retried, and the delay it asked for each
- * (which the local queue's result leaves out).
+ * Hands the link requests' consumer a batch of `bodies` (message ids m0, m1, ...) with
+ * `bindings`: see consumeBatch.
  */
-export async function consumeLinkRequests(bodies: unknown[], bindings: Bindings = env) {
+export function consumeLinkRequests(bodies: unknown[], bindings: Bindings = env) {
+  return consumeBatch("account-commerce-link-requests-local", bodies, { bindings });
+}
+
+/**
+ * Hands `queue`'s consumer a batch of `bodies` (message ids m0, m1, ..., each on its `attempts`th
+ * delivery) with `bindings`: the messages it acknowledged, those it asked to have retried, and
+ * the delay it asked for each (which the local queue's result leaves out).
+ */
+export async function consumeBatch(
+  queue: string,
+  bodies: unknown[],
+  { bindings = env, attempts = 1 }: { bindings?: Bindings; attempts?: number } = {},
+) {
   const batch = createMessageBatch(
-    "account-commerce-link-requests-local",
-    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
+    queue,
+    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts, body })),
   );
   const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
   await worker.queue(batch, bindings);
