@@ -146,7 +146,7 @@ describe("RP-initiated logout", () => {
   it("asks for a hint that is not ours: unsigned, signed by the client, another client's, another session's", async () => {
     const client = await rpClient();
     const other = await rpClient();
-    const { browser, idToken, user } = await signedIn(client);
+    const { browser, idToken } = await signedIn(client);
     const claims = decodeJwt(idToken);
     const { privateKey } = await generateKeyPair("RS256");
     const otherSession = await signedIn(client);
@@ -177,7 +177,6 @@ describe("RP-initiated logout", () => {
     await expectPage(mismatched, 200, "Sign out?");
     // Nothing was ended by any of them.
     expect((await promptNone(browser, client.id)).get("code")).toBeTruthy();
-    expect(user.email).toBeTruthy();
   });
 
   it.each([

@@ -52,7 +52,10 @@ export const refreshTokenGrant: Grant = async (request) => {
     {
       scope: scopes.join(" "),
       subject: found.userUuid ?? undefined,
-      signIn: presented.authTime === null ? undefined : { ...presented, authTime: presented.authTime },
+      signIn:
+        presented.authTime === null
+          ? undefined
+          : { authTime: presented.authTime, sid: presented.sid, method: presented.method },
       claims: presented.claims ?? undefined,
     },
     { grant: presented.family, refreshToken: successor.token },
