@@ -37,6 +37,15 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
   "user/product": { path: "/api/2/user/1001/product/502", token: "server" },
   "user/products": { path: "/api/2/user/1001/products", token: "server" },
   userinfo: { path: "/oauth/userinfo", token: "user" },
+  // Management calls name a user who does not exist: served (404), and nobody's account changes.
+  "user/status": {
+    path: "/api/2/user/999999/status",
+    token: "server",
+    init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "status=blocked" },
+  },
+  "user/logout": { path: "/api/2/user/999999/logout", token: "server", init: { method: "POST" } },
+  "user/connection": { path: "/api/2/user/999999/connection", token: "server", init: { method: "DELETE" } },
+  audit: { path: "/api/2/audit", token: "server" },
   register: {
     path: "/oauth/register",
     token: "server",

@@ -9,7 +9,15 @@ import { openDatabase } from "../src/db/client";
 import { type DigitalContentSearch, searchDigitalContents } from "../src/db/queries/digital-contents";
 import { accessRow, grantedRow, userProducts } from "../src/db/queries/product-access";
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
-import { backchannelClients } from "../src/db/queries/refresh-tokens";
+import { listAuditEvents } from "../src/db/queries/audit";
+import {
+  backchannelClients,
+  findUserGrants,
+  revokeUserRefreshTokens,
+  userBackchannelClients,
+} from "../src/db/queries/refresh-tokens";
+import { findLiveUserSessions, revokeUserSessions } from "../src/db/queries/sessions";
+import { disconnectUser } from "../src/db/queries/users";
 import { findUsers, type UserSearch } from "../src/db/queries/user-search";
 
 const db = openDatabase(env.DB);
@@ -188,5 +196,43 @@ describe("back-channel logout", () => {
     const found = await plan(backchannelClients(db, "sid"));
     expect(found).toMatch(/SEARCH refresh_tokens USING INDEX refresh_tokens_sid_idx \(sid=\?\)/);
     expect(found).not.toMatch(/SCAN (clients|users)\b/);
+  });
+});
+
+describe("managing a user", () => {
+  const scopes = [null, { clientId: "c" }, { merchantId: 10 }] as const;
+
+  it.each(scopes)("finds and ends the user's sessions and grants by the user's index (scope %o)", async (scope) => {
+    for (const query of [findLiveUserSessions(db, 1, scope, 0), revokeUserSessions(db, 1, scope, 0)]) {
+      expect(await plan(query)).toMatch(/SEARCH sessions USING INDEX sessions_user_idx \(user_id=\?\)/);
+    }
+    for (const query of [
+      findUserGrants(db, 1, scope, 0),
+      revokeUserRefreshTokens(db, 1, scope, 0),
+      userBackchannelClients(db, 1, scope, ["a", "b"], 0),
+    ]) {
+      const found = await plan(query);
+      expect(found).toMatch(/SEARCH refresh_tokens USING INDEX refresh_tokens_user_client_idx \(user_id=\?/);
+      expect(found).not.toMatch(/SCAN (refresh_tokens|clients|users)\b/);
+    }
+    const disconnect = await plan(disconnectUser(db, 1, scope));
+    expect(disconnect).toMatch(
+      /SEARCH user_clients USING (COVERING )?INDEX (sqlite_autoindex_user_clients|user_clients_user_idx)/,
+    );
+    expect(disconnect).not.toMatch(/SCAN user_clients/);
+  });
+});
+
+describe("the audit trail", () => {
+  const window = { since: null, until: null };
+  it.each([
+    ["a merchant's", { merchantId: 10 }, /audit_events_merchant_idx/],
+    ["a merchant's, by user", { merchantId: 10, userId: 1 }, /audit_events_merchant_user_idx/],
+    ["a merchant's, by client", { merchantId: 10, clientId: "c" }, /audit_events_merchant_client_idx/],
+    ["every merchant's, by user", { merchantId: null, userId: 1 }, /audit_events_user_idx/],
+  ] as const)("reads %s entries newest first by an index, with no sort", async (_, filter, index) => {
+    const found = await plan(listAuditEvents(db, { ...window, ...filter }, { limit: 100, offset: 0 }));
+    expect(found).toMatch(index);
+    expect(found).not.toMatch(/TEMP B-TREE|SCAN audit_events$/m);
   });
 });

@@ -29,13 +29,21 @@ const FIRST_RETRY_DELAY_SECONDS = 10;
 /** Queues a notice for each client that received an ID token in the session `sid` and asked for them. */
 export async function queueLogoutNotices(env: Bindings, db: Database, sid: string): Promise<void> {
   const clients = await findBackchannelClients(db, sid);
-  if (clients.length === 0) return;
-  await env.LOGOUT_NOTICES.sendBatch(
-    clients.map(({ clientId, uri, alg, sub }) => ({
-      body: { clientId, uri, alg: alg ?? "RS256", sub, sid } satisfies LogoutNotice,
-      contentType: "json" as const,
-    })),
+  await sendLogoutNotices(
+    env,
+    clients.map(({ clientId, uri, alg, sub }) => ({ clientId, uri, alg: alg ?? "RS256", sub, sid })),
   );
+}
+
+/** A queue takes at most this many messages in one call. */
+const MAX_BATCH_MESSAGES = 100;
+
+export async function sendLogoutNotices(env: Bindings, notices: LogoutNotice[]): Promise<void> {
+  for (let i = 0; i < notices.length; i += MAX_BATCH_MESSAGES) {
+    await env.LOGOUT_NOTICES.sendBatch(
+      notices.slice(i, i + MAX_BATCH_MESSAGES).map((body) => ({ body, contentType: "json" as const })),
+    );
+  }
 }
 
 export async function deliverLogoutNotices(batch: MessageBatch<unknown>, env: Bindings): Promise<void> {
@@ -63,7 +71,7 @@ async function deliver(env: Bindings, notice: LogoutNotice): Promise<boolean> {
     exp: now + LOGOUT_TOKEN_LIFETIME,
     jti: crypto.randomUUID(),
     sub: notice.sub,
-    sid: notice.sid,
+    ...(notice.sid !== undefined && { sid: notice.sid }),
     events: { [BACKCHANNEL_EVENT]: {} },
   });
   try {

@@ -18,6 +18,10 @@ export const API_ENDPOINTS = [
   "user/products",
   "userinfo",
   "register",
+  "user/status",
+  "user/logout",
+  "user/connection",
+  "audit",
 ] as const;
 
 export type ApiEndpoint = (typeof API_ENDPOINTS)[number];

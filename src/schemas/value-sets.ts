@@ -35,7 +35,10 @@ export const DIGITAL_CONTENT_STATUS_FILTERS: Readonly<Record<string, number[] | 
   none: null,
 };
 
-const USER_STATUS: ValueSet = new Map([
+/** User statuses (spec "User object"): at or above `unverified` the user may sign in. */
+export const USER_STATUS = { deleted: -3, blocked: -2, inactive: -1, unverified: 0, verified: 1 } as const;
+
+const USER_STATUSES: ValueSet = new Map([
   ["-3", labels("User deleted", "Bruker slettet", "Användare raderad")],
   ["-2", labels("User blocked", "Bruker blokkert", "Användare blockerad")],
   ["-1", labels("User inactive", "Bruker inaktiv", "Användare inaktiv")],
@@ -101,7 +104,7 @@ export const DESCRIBED_OBJECTS: ReadonlyMap<string, ReadonlyMap<string, ValueSet
     "User",
     new Map([
       ["gender", USER_GENDER],
-      ["status", USER_STATUS],
+      ["status", USER_STATUSES],
     ]),
   ],
   [

@@ -107,6 +107,11 @@ const form = (fields: Record<string, string>, headers: Record<string, string> = 
   body: new URLSearchParams(fields),
 });
 
+/** A fresh admin client's server token (merchant 10, the settings' merchant). */
+async function adminToken(): Promise<string> {
+  return serverToken(await createClient({ admin: true }));
+}
+
 const apiRead = (s: Setting, token: string): RequestInit => ({
   headers: { ...bearer(token), "x-d1-bookmark": s.bookmark },
 });
@@ -133,10 +138,7 @@ const ROUTES: Route[] = [
       "/oauth/register",
       {
         method: "POST",
-        headers: {
-          "Content-Type": "application/json",
-          ...bearer(await serverToken(await createClient({ admin: true }))),
-        },
+        headers: { "Content-Type": "application/json", ...bearer(await adminToken()) },
         body: JSON.stringify({ client_name: "Fault", grant_types: ["client_credentials"], response_types: [] }),
       },
     ],
@@ -219,6 +221,24 @@ const ROUTES: Route[] = [
       `/api/2/user/${s.userId}/product/${await productOf(s, true)}`,
       { method: "DELETE", headers: bearer(s.serverToken) },
     ],
+  },
+  {
+    name: "POST /api/2/user/{id}/logout",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async (s) => [`/api/2/user/${s.userId}/logout`, { method: "POST", headers: bearer(await adminToken()) }],
+  },
+  {
+    name: "DELETE /api/2/user/{id}/connection",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: (s) => [`/api/2/user/${s.userId}/connection`, { method: "DELETE", headers: bearer(s.userToken) }],
+  },
+  {
+    name: "GET /api/2/audit",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async () => ["/api/2/audit", { headers: bearer(await adminToken()) }],
   },
   {
     name: "POST /api/2/devices",

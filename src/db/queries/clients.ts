@@ -1,4 +1,5 @@
-import { eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { clients, digitalContents, products } from "../schema";
 
@@ -26,10 +27,15 @@ export async function findClientPolicy(db: Database, id: string) {
     .get();
 }
 
-/** The named clients' merchants and admin flags, for deciding who may read whose data. */
+/** The named clients' merchants and rights (admin, operator), for deciding who may read or change whose data. */
 export async function findClientRights(db: Database, ids: string[]) {
   return db
-    .select({ id: clients.id, merchantId: clients.merchantId, admin: clients.admin })
+    .select({
+      id: clients.id,
+      merchantId: clients.merchantId,
+      admin: clients.admin,
+      universalDataAccess: clients.universalDataAccess,
+    })
     .from(clients)
     .where(inArray(clients.id, ids))
     .all();
@@ -68,4 +74,14 @@ export async function clientOwnsCommerce(db: Database, id: string): Promise<bool
     db.select({ id: digitalContents.id }).from(digitalContents).where(eq(digitalContents.clientId, id)).limit(1),
   ]);
   return product.length > 0 || content.length > 0;
+}
+
+/** Which clients a change applies to: one, a merchant's, or (null) every client. */
+export type ClientScope = { clientId: string } | { merchantId: number } | null;
+
+/** `column` (a client id) within `scope`; the merchant's clients by their index, however many. */
+export function inClientScope(db: Database, column: SQLiteColumn, scope: ClientScope): SQL | undefined {
+  if (scope === null) return undefined;
+  if ("clientId" in scope) return eq(column, scope.clientId);
+  return inArray(column, db.select({ id: clients.id }).from(clients).where(eq(clients.merchantId, scope.merchantId)));
 }

@@ -1,6 +1,7 @@
-import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { clients, refreshTokens, users } from "../schema";
+import { type ClientScope, inClientScope } from "./clients";
 
 export type RefreshTokenRecord = typeof refreshTokens.$inferSelect;
 
@@ -133,5 +134,80 @@ export function backchannelClients(db: Database, sid: string) {
 
 export async function findBackchannelClients(db: Database, sid: string) {
   const rows = await backchannelClients(db, sid).all();
+  return rows.map(({ uri, ...row }) => ({ ...row, uri: uri! }));
+}
+
+/**
+ * The user's grants at the clients in `scope` whose access tokens may still be live, each with
+ * when its last one ends (a token's creation plus its client's access-token lifetime), and whether
+ * it still has a live refresh token.
+ */
+export function findUserGrants(db: Database, userId: number, scope: ClientScope, now: number) {
+  const liveUntil = sql<number>`max(${refreshTokens.created} + ${clients.accessTokenLifetime})`;
+  const refreshable = sql<number>`max(${refreshTokens.revoked} IS NULL AND ${refreshTokens.expires} > ${now})`;
+  return db
+    .select({ grant: refreshTokens.family, clientId: refreshTokens.clientId, liveUntil, refreshable })
+    .from(refreshTokens)
+    .innerJoin(clients, eq(clients.id, refreshTokens.clientId))
+    .where(and(eq(refreshTokens.userId, userId), inClientScope(db, refreshTokens.clientId, scope)))
+    .groupBy(refreshTokens.family, refreshTokens.clientId)
+    .having(gt(liveUntil, now));
+}
+
+export function revokeUserRefreshTokens(db: Database, userId: number, scope: ClientScope, now: number) {
+  return db
+    .update(refreshTokens)
+    .set({ revoked: now })
+    .where(
+      and(
+        eq(refreshTokens.userId, userId),
+        isNull(refreshTokens.revoked),
+        inClientScope(db, refreshTokens.clientId, scope),
+      ),
+    );
+}
+
+/**
+ * Who hears that the user was signed out (back-channel logout): the clients in `scope` that hold a
+ * live refresh token of the user, with the session (`sid`) it came from if any, and those that
+ * received an ID token in one of the sessions `sids` that end with it; by the user's index.
+ */
+export function userBackchannelClients(db: Database, userId: number, scope: ClientScope, sids: string[], now: number) {
+  return db
+    .selectDistinct({
+      clientId: clients.id,
+      uri: clients.backchannelLogoutUri,
+      alg: clients.idTokenSignedResponseAlg,
+      sessionRequired: clients.backchannelLogoutSessionRequired,
+      sub: users.uuid,
+      sid: refreshTokens.sid,
+    })
+    .from(refreshTokens)
+    .innerJoin(clients, eq(clients.id, refreshTokens.clientId))
+    .innerJoin(users, eq(users.id, refreshTokens.userId))
+    .where(
+      and(
+        eq(refreshTokens.userId, userId),
+        isNotNull(clients.backchannelLogoutUri),
+        or(
+          and(
+            isNull(refreshTokens.revoked),
+            gt(refreshTokens.expires, now),
+            inClientScope(db, refreshTokens.clientId, scope),
+          ),
+          sids.length === 0 ? undefined : inArray(refreshTokens.sid, sids),
+        ),
+      ),
+    );
+}
+
+export async function findUserBackchannelClients(
+  db: Database,
+  userId: number,
+  scope: ClientScope,
+  sids: string[],
+  now: number,
+) {
+  const rows = await userBackchannelClients(db, userId, scope, sids, now).all();
   return rows.map(({ uri, ...row }) => ({ ...row, uri: uri! }));
 }

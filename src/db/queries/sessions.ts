@@ -1,5 +1,6 @@
 import { and, eq, gt, gte, isNull } from "drizzle-orm";
 import type { Database } from "../client";
+import { type ClientScope, inClientScope } from "./clients";
 import { clients, sessions, users } from "../schema";
 
 export function insertSession(db: Database, session: typeof sessions.$inferInsert) {
@@ -38,4 +39,28 @@ export async function findLiveSession(db: Database, idHash: string, now: number)
     .leftJoin(clients, eq(clients.id, sessions.clientId))
     .where(and(eq(sessions.idHash, idHash), isNull(sessions.revoked), gt(sessions.expires, now), gte(users.status, 0)))
     .get();
+}
+
+/** The user's live sessions started through the clients in `scope`, by the user's index. */
+export function findLiveUserSessions(db: Database, userId: number, scope: ClientScope, now: number) {
+  return db
+    .select({ idHash: sessions.idHash })
+    .from(sessions)
+    .where(liveUserSessions(db, userId, scope, now));
+}
+
+export function revokeUserSessions(db: Database, userId: number, scope: ClientScope, now: number) {
+  return db
+    .update(sessions)
+    .set({ revoked: now })
+    .where(liveUserSessions(db, userId, scope, now));
+}
+
+function liveUserSessions(db: Database, userId: number, scope: ClientScope, now: number) {
+  return and(
+    eq(sessions.userId, userId),
+    isNull(sessions.revoked),
+    gt(sessions.expires, now),
+    inClientScope(db, sessions.clientId, scope),
+  );
 }

@@ -1,6 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { emailLookupKey } from "../../schemas/email-address";
 import type { Database } from "../client";
+import { type ClientScope, inClientScope } from "./clients";
 import {
   REFUSED_USER_STATUSES,
   userAccounts,
@@ -196,4 +197,15 @@ export async function findUserProfiles(db: Database, userIds: number[]): Promise
       },
     ];
   });
+}
+
+export function updateUserStatus(db: Database, userId: number, status: number, now: number) {
+  return db.update(users).set({ status, updated: now }).where(eq(users.id, userId));
+}
+
+/** Withdraws the user's connection (consent) to the clients in `scope`. */
+export function disconnectUser(db: Database, userId: number, scope: ClientScope) {
+  return db
+    .delete(userClients)
+    .where(and(eq(userClients.userId, userId), inClientScope(db, userClients.clientId, scope)));
 }

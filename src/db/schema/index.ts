@@ -11,3 +11,4 @@ export * from "./mail";
 export * from "./sign-in";
 export * from "./devices";
 export * from "./key-fingerprints";
+export * from "./audit";

@@ -1,0 +1,157 @@
+/**
+ * Managing a user while the service runs (docs/management.md): the account's status, signing the
+ * user out everywhere, and withdrawing the user's connection (consent) to a client. Each write is
+ * one D1 batch with its audit entry; the revocations a change needs go out before it (oauth/sign-out.ts).
+ */
+import { Hono } from "hono";
+import type { ClientScope } from "../../db/queries/clients";
+import type { UserProfile } from "../../db/queries/users";
+import { disconnectUser, updateUserStatus } from "../../db/queries/users";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { auditEntry } from "../../events/audit";
+import { describeRoute, respond } from "../../http/container";
+import { nowInSeconds } from "../../http/datetime";
+import type { Parameter } from "../../http/openapi";
+import { validate } from "../../http/validation";
+import { requireToken } from "../../middleware/auth";
+import { signOutUser } from "../../oauth/sign-out";
+import { userStatusRequestSchema } from "../../schemas/management";
+import { signOutSchema } from "../../schemas/responses/management";
+import { userSchema } from "../../schemas/responses/user";
+import { USER_STATUS } from "../../schemas/value-sets";
+import { userView } from "../views/user";
+import { callerAuthority, managedClients, managedUser, requireAccountAuthority } from "./authority";
+
+const CLIENT_SCOPE: Parameter[] = [
+  {
+    name: "clientId",
+    in: "query",
+    description:
+      "One client to act at. Without it: the calling client; every client of its merchant for an admin client; every client for the operator",
+    schema: { type: "string" },
+  },
+];
+
+/** The status a name sets: `active` is verified when the user ever was (`verified`), else unverified. */
+function statusOf(name: "active" | "blocked" | "inactive", profile: UserProfile): number {
+  if (name === "blocked") return USER_STATUS.blocked;
+  if (name === "inactive") return USER_STATUS.inactive;
+  return profile.user.verified === null ? USER_STATUS.unverified : USER_STATUS.verified;
+}
+
+function withinScope(connection: { clientId: string; merchantId: number }, scope: ClientScope): boolean {
+  if (scope === null) return true;
+  return "clientId" in scope ? connection.clientId === scope.clientId : connection.merchantId === scope.merchantId;
+}
+
+export const userManagementRoutes = new Hono<AppEnv>()
+  .post(
+    "/user/:userId/status",
+    describeRoute({
+      name: "Change a user's status",
+      controller: "api/manage/user#status",
+      description:
+        "`status`: `blocked`, `inactive` or `active` (unblock: verified when the user has been verified, else unverified). Blocking or deactivating signs the user out everywhere (sessions, refresh tokens, access tokens, back-channel logout notices). The operator's client, or an admin client of the one merchant the user is connected to. A deleted user's status does not change (409).",
+      success: { data: userSchema },
+    }),
+    requireToken("user/status", "server"),
+    validate("form", userStatusRequestSchema),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const profile = await managedUser(c, authority);
+      requireAccountAuthority(authority, profile);
+      const { user } = profile;
+      if (user.status === USER_STATUS.deleted) {
+        throw new ApiError(409, "invalid_request", "The user is deleted: a deleted account's status does not change");
+      }
+      const status = statusOf(c.req.valid("form").status, profile);
+      if (status === user.status) return respond(c, { object: "User", data: userView(profile) });
+      const now = nowInSeconds();
+      const signOut = status < USER_STATUS.unverified ? await signOutUser(c, user.id, null, now) : undefined;
+      const db = c.get("db")();
+      await db.batch([
+        updateUserStatus(db, user.id, status, now),
+        ...(signOut?.writes ?? []),
+        auditEntry(
+          c,
+          authority,
+          {
+            action: "user.status",
+            userId: user.id,
+            detail: {
+              status: { from: user.status, to: status },
+              ...(signOut && { sessions: signOut.sessions, grants: signOut.grants }),
+            },
+          },
+          now,
+        ),
+      ]);
+      return respond(c, { object: "User", data: userView({ ...profile, user: { ...user, status, updated: now } }) });
+    },
+  )
+  .post(
+    "/user/:userId/logout",
+    describeRoute({
+      name: "Sign a user out everywhere",
+      controller: "api/manage/user#logout",
+      description:
+        "Ends the user's browser sessions started through the clients in scope, revokes their refresh tokens and the access tokens issued under them, and sends back-channel logout notices. Answers how many sessions and grants it ended.",
+      parameters: CLIENT_SCOPE,
+      success: { data: signOutSchema },
+    }),
+    requireToken("user/logout", "server"),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const profile = await managedUser(c, authority);
+      const scope = await managedClients(c, authority, c.req.queries("clientId"));
+      const now = nowInSeconds();
+      const userId = profile.user.id;
+      const signOut = await signOutUser(c, userId, scope, now);
+      const db = c.get("db")();
+      const reach = { sessions: signOut.sessions, grants: signOut.grants };
+      await db.batch([
+        auditEntry(c, authority, { action: "user.logout", userId, detail: { scope, ...reach } }, now),
+        ...signOut.writes,
+      ]);
+      return respond(c, { object: "UserLogout", data: { userId: String(userId), ...reach } });
+    },
+  )
+  .delete(
+    "/user/:userId/connection",
+    describeRoute({
+      name: "Withdraw a user's connection to a client",
+      controller: "api/manage/user#disconnect",
+      description:
+        "Withdraws the user's consent to the clients in scope: the user is no longer theirs (not listed, not shown), its grants there end (refresh and access tokens; back-channel logout notices) and the next sign-in asks for consent again. The user's own token withdraws from its own client. Digital-content grants and mail history are kept.",
+      parameters: CLIENT_SCOPE,
+      success: { data: signOutSchema },
+    }),
+    requireToken("user/connection", "any"),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const profile = await managedUser(c, authority);
+      const scope = await managedClients(c, authority, c.req.queries("clientId"));
+      if (!profile.connections.some((connection) => withinScope(connection, scope))) {
+        throw new ApiError(404, "invalid_request", "The user is not connected to the client");
+      }
+      const now = nowInSeconds();
+      const userId = profile.user.id;
+      const signOut = await signOutUser(c, userId, scope, now, { sessions: false });
+      const db = c.get("db")();
+      await db.batch([
+        disconnectUser(db, userId, scope),
+        ...signOut.writes,
+        auditEntry(
+          c,
+          authority,
+          { action: "user.connection.withdraw", userId, detail: { scope, grants: signOut.grants } },
+          now,
+        ),
+      ]);
+      return respond(c, {
+        object: "UserLogout",
+        data: { userId: String(userId), sessions: 0, grants: signOut.grants },
+      });
+    },
+  );
