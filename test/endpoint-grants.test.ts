@@ -45,6 +45,8 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
   },
   "user/logout": { path: "/api/2/user/999999/logout", token: "server", init: { method: "POST" } },
   "user/connection": { path: "/api/2/user/999999/connection", token: "server", init: { method: "DELETE" } },
+  "user/erase": { path: "/api/2/user/999999", token: "server", init: { method: "DELETE" } },
+  "user/export": { path: "/api/2/user/999999/export", token: "server" },
   audit: { path: "/api/2/audit", token: "server" },
   register: {
     path: "/oauth/register",

@@ -10,6 +10,7 @@ import { type DigitalContentSearch, searchDigitalContents } from "../src/db/quer
 import { accessRow, grantedRow, userProducts } from "../src/db/queries/product-access";
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
 import { listAuditEvents } from "../src/db/queries/audit";
+import { eraseUser } from "../src/db/queries/erasure";
 import {
   backchannelClients,
   findUserGrants,
@@ -220,6 +221,15 @@ describe("managing a user", () => {
       /SEARCH user_clients USING (COVERING )?INDEX (sqlite_autoindex_user_clients|user_clients_user_idx)/,
     );
     expect(disconnect).not.toMatch(/SCAN user_clients/);
+  });
+});
+
+describe("erasing a user", () => {
+  it("finds every row it deletes or scrubs by an index, scanning no table", async () => {
+    for (const statement of eraseUser(db, 1, 0)) {
+      const found = await plan(statement);
+      expect(found, found).not.toMatch(/\bSCAN (?!CONSTANT)/);
+    }
   });
 });
 

@@ -334,6 +334,151 @@ describe("DELETE /api/2/user/{userId}/connection", () => {
   });
 });
 
+/** A user with everything a profile holds, connected to the demo web client, with a mail and a device. */
+async function fullUser() {
+  const userId = nextUser++;
+  const email = `full${userId}@example.org`;
+  const user = await createUser(userId, {
+    email,
+    emailVerified: "2024-01-02 00:00:00",
+    emails: [{ value: `work${userId}@example.org`, type: "work", primary: false, verified: true }],
+    phoneNumber: "+4791234567",
+    name: { givenName: "Astrid", familyName: "Lund", formatted: "Astrid Lund" },
+    displayName: "Astrid L.",
+    preferredUsername: `astrid${userId}`,
+    birthday: "1990-01-01",
+    gender: "female",
+    addresses: { home: { streetAddress: "Storgata 2", postalCode: "0155", locality: "Oslo", country: "NO" } },
+  });
+  await importData({
+    mails: [
+      {
+        userId: String(userId),
+        template: "welcome",
+        senderEmail: "no-reply@nordicdaily.example",
+        userEmail: email,
+        created: 1709284500,
+        token: `mail-${userId}`,
+        events: [{ event: "sent", timestamp: 1709284501 }],
+      },
+    ],
+  });
+  const tokens = await userTokenResponse({ email, password: user.password }, webClient);
+  const device = await postForm(
+    "/api/2/devices",
+    { deviceId: `device-${userId}`, platform: "iPhone", applicationName: "Reader" },
+    bearer(tokens.access_token),
+  );
+  expect(device.status).toBe(201);
+  return { userId, email, password: user.password, tokens };
+}
+
+function erase(token: string, userId: number) {
+  return call(`/api/2/user/${userId}`, { method: "DELETE", headers: bearer(token) });
+}
+
+function exportOf(token: string, userId: number) {
+  return call(`/api/2/user/${userId}/export`, { headers: bearer(token) });
+}
+
+describe("DELETE /api/2/user/{userId}", () => {
+  it("erases the user's personal data and keeps a deleted account under the same ids", async () => {
+    const { userId, email, password, tokens } = await fullUser();
+    const res = await erase(operator, userId);
+    expect(res.status).toBe(200);
+    const erased = (await container(res)).data;
+    expect(erased).toMatchObject({
+      userId: String(userId),
+      status: -3,
+      published: false,
+      email: null,
+      emails: [],
+      phoneNumber: null,
+      phoneNumbers: [],
+      addresses: [],
+      displayName: null,
+      preferredUsername: null,
+      name: { givenName: null, familyName: null, formatted: null },
+      birthday: "0000-00-00",
+      gender: "undisclosed",
+    });
+    expect((await me(tokens.access_token)).status).toBe(401);
+    expect((await refresh(webClient, tokens.refresh_token as string)).status).toBe(400);
+    expect((await passwordSignIn(webClient, { email, password })).status).not.toBe(200);
+
+    // The client still sees the account, as deleted, and nothing of the person.
+    const shown = await call(`/api/2/user/${userId}`, { headers: bearer(await serverToken(webClient)) });
+    expect((await container(shown)).data).toMatchObject({ status: -3, email: null });
+    const mail = await call(`/api/2/mail?id=${userId}`, { headers: bearer(await serverToken(webClient)) });
+    expect((await container(mail)).data).toEqual([]);
+    const held = (await container(await exportOf(operator, userId))).data;
+    expect(held).toMatchObject({ devices: [], mails: [], sessions: [], grants: [] });
+    expect(JSON.stringify(held)).not.toContain(email);
+    expect(JSON.stringify(held)).not.toContain("Astrid");
+
+    const [entry] = await auditOf(operator, `userId=${userId}&action=user.erase`);
+    expect(entry).toMatchObject({ actor: "operator", detail: { sessions: 0, grants: 1 } });
+    // Again: the same answer, and nothing more recorded.
+    expect((await container(await erase(operator, userId))).data).toEqual(erased);
+    expect(await auditOf(operator, `userId=${userId}&action=user.erase`)).toHaveLength(1);
+  });
+
+  it("tells the clients that asked for back-channel logout", async () => {
+    const client = await rpClient();
+    const { user, idToken } = await signedIn(client);
+    expect((await erase(operator, Number(user.row.userId))).status).toBe(200);
+    const [logoutToken] = await logoutTokensAt(client.backchannel);
+    expect(decodeJwt(logoutToken!)).toMatchObject({ sub: decodeJwt(idToken).sub, sid: decodeJwt(idToken).sid });
+  });
+
+  it("is the operator's, or an admin client's of the one merchant the user is connected to", async () => {
+    const { userId } = await signedInUser();
+    await expectError(await erase(await serverToken(webClient), userId), 401, NO_ADMIN_RIGHTS);
+    const shared = nextUser++;
+    await createUser(shared, { clients: [webClient.id, fjordClient.id] });
+    expect((await erase(admin, shared)).status).toBe(403);
+    expect((await erase(admin, userId)).status).toBe(200);
+  });
+});
+
+describe("GET /api/2/user/{userId}/export", () => {
+  it("gives the operator everything held about the user, never a token or a hash", async () => {
+    const res = await exportOf(operator, 1001);
+    expect(res.status).toBe(200);
+    const held = (await container(res)).data;
+    expect(held.user).toMatchObject({ userId: "1001", email: "ingrid.hansen@example.org" });
+    expect(held.connections.map((c: { clientId: string }) => c.clientId).sort()).toEqual(
+      ["4f1c2a9d8e7b6c5a4f3e2d1c", "5a2b3c4d5e6f7a8b9c0d1e2f"].sort(),
+    );
+    expect(held.digitalContents).toEqual([expect.objectContaining({ userId: "1001" })]);
+    expect(held.mails).toEqual(expect.arrayContaining([expect.objectContaining({ template: "welcome" })]));
+    expect(JSON.stringify(held)).not.toMatch(/hash|password|secret/i);
+  });
+
+  it("gives an admin client and the user's own token what the merchant holds, and no mail history", async () => {
+    const userId = nextUser++;
+    const user = await createUser(userId, { clients: [webClient.id] });
+    const fjord = {
+      ...(await createClient({ merchantId: 20, autoApprove: true, ...PASSWORD_CLIENT })),
+      redirectUris: ["https://test.example/callback"],
+    };
+    await userTokenResponse(user, fjord);
+    const own = await userTokenResponse(user, webClient);
+
+    for (const token of [admin, own.access_token]) {
+      const held = (await container(await exportOf(token, userId))).data;
+      expect(held.connections).toEqual([expect.objectContaining({ clientId: webClient.id, merchantId: 10 })]);
+      expect(held.grants.map((g: { clientId: string }) => g.clientId)).toEqual([webClient.id]);
+      expect(held).not.toHaveProperty("mails");
+    }
+    const everything = (await container(await exportOf(operator, userId))).data;
+    expect(everything.connections).toHaveLength(2);
+
+    expect((await exportOf(own.access_token, 1001)).status).toBe(403);
+    await expectError(await exportOf(await serverToken(webClient), userId), 401, NO_ADMIN_RIGHTS);
+  });
+});
+
 describe("GET /api/2/audit", () => {
   it("shows an admin client its merchant's trail only; the operator every merchant's, one at a time when asked", async () => {
     const fjordAdmin = await serverToken(await createClient({ merchantId: 20, admin: true }));

@@ -4,15 +4,16 @@
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";
-import { type AuditEventRecord, listAuditEvents } from "../db/queries/audit";
+import { listAuditEvents } from "../db/queries/audit";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { describeRoute } from "../http/container";
-import { formatDatetime, nowInSeconds } from "../http/datetime";
+import { nowInSeconds } from "../http/datetime";
 import { integerValues, type ListSpec, listParameters, pageOf, parseListQuery, respondPage } from "../http/list-query";
 import { requireToken } from "../middleware/auth";
 import { auditEventSchema } from "../schemas/responses/management";
 import { callerAuthority, requireAdministration } from "./manage/authority";
+import { auditEventView } from "./views/audit-event";
 
 const AUDIT_FIELDS = [
   "id",
@@ -36,21 +37,6 @@ const AUDIT: ListSpec<never, (typeof AUDIT_FIELDS)[number], "userId" | "clientId
   fields: AUDIT_FIELDS,
   criteria: ["userId", "clientId", "action", "merchantId"],
 };
-
-function auditEventView(event: AuditEventRecord) {
-  return {
-    id: String(event.id),
-    time: formatDatetime(event.at),
-    merchantId: event.merchantId,
-    clientId: event.clientId,
-    actor: event.actor,
-    action: event.action,
-    userId: event.userId === null ? null : String(event.userId),
-    targetClientId: event.targetClientId,
-    ip: event.ip,
-    detail: event.detail,
-  };
-}
 
 /** A criterion's one value; several are a 400 naming it. */
 function single(name: string, values: string[] | undefined): string | undefined {

@@ -21,6 +21,8 @@ export const API_ENDPOINTS = [
   "user/status",
   "user/logout",
   "user/connection",
+  "user/erase",
+  "user/export",
   "audit",
 ] as const;
 

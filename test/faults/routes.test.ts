@@ -235,6 +235,18 @@ const ROUTES: Route[] = [
     request: (s) => [`/api/2/user/${s.userId}/connection`, { method: "DELETE", headers: bearer(s.userToken) }],
   },
   {
+    name: "GET /api/2/user/{id}/export",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: (s) => [`/api/2/user/${s.userId}/export`, { headers: bearer(s.userToken) }],
+  },
+  {
+    name: "DELETE /api/2/user/{id}",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async (s) => [`/api/2/user/${s.userId}`, { method: "DELETE", headers: bearer(await adminToken()) }],
+  },
+  {
     name: "GET /api/2/audit",
     uses: ["DB", "RATE_LIMITER"],
     ok: 200,

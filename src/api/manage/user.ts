@@ -6,6 +6,10 @@
 import { Hono } from "hono";
 import type { ClientScope } from "../../db/queries/clients";
 import type { UserProfile } from "../../db/queries/users";
+import { readUserProfile } from "../../db/cached-reads";
+import { eraseUser } from "../../db/queries/erasure";
+import { findUserRecords } from "../../db/queries/export";
+import { listMails } from "../../db/queries/mails";
 import { disconnectUser, updateUserStatus } from "../../db/queries/users";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
@@ -17,11 +21,18 @@ import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { signOutUser } from "../../oauth/sign-out";
 import { userStatusRequestSchema } from "../../schemas/management";
-import { signOutSchema } from "../../schemas/responses/management";
+import { signOutSchema, userExportSchema } from "../../schemas/responses/management";
 import { userSchema } from "../../schemas/responses/user";
 import { USER_STATUS } from "../../schemas/value-sets";
+import { userExportView } from "../views/user-export";
 import { userView } from "../views/user";
-import { callerAuthority, managedClients, managedUser, requireAccountAuthority } from "./authority";
+import {
+  callerAuthority,
+  managedClients,
+  managedUser,
+  requireAccountAuthority,
+  requireAdministration,
+} from "./authority";
 
 const CLIENT_SCOPE: Parameter[] = [
   {
@@ -38,6 +49,15 @@ function statusOf(name: "active" | "blocked" | "inactive", profile: UserProfile)
   if (name === "blocked") return USER_STATUS.blocked;
   if (name === "inactive") return USER_STATUS.inactive;
   return profile.user.verified === null ? USER_STATUS.unverified : USER_STATUS.verified;
+}
+
+/** The most mails an export carries, newest first: the mail history's own bound ten times over. */
+const MAX_EXPORTED_MAILS = 1_000;
+
+/** Nothing personal is left: a deleted account without addresses, numbers or names. */
+function isErased({ user, emails, phoneNumbers, addresses, accounts }: UserProfile): boolean {
+  const parts = emails.length + phoneNumbers.length + addresses.length + accounts.length;
+  return user.status === USER_STATUS.deleted && parts === 0 && user.email === null && user.passwordHash === null;
 }
 
 function withinScope(connection: { clientId: string; merchantId: number }, scope: ClientScope): boolean {
@@ -153,5 +173,63 @@ export const userManagementRoutes = new Hono<AppEnv>()
         object: "UserLogout",
         data: { userId: String(userId), sessions: 0, grants: signOut.grants },
       });
+    },
+  )
+  .delete(
+    "/user/:userId",
+    describeRoute({
+      name: "Erase a user",
+      controller: "api/manage/user#erase",
+      description:
+        "GDPR art. 17. Removes the user's personal data (names, addresses, e-mail addresses and phone numbers, password, devices, mail history, pending sign-in links) and keeps the account as deleted (status -3, `published` false) under the same userId and uuid; every session and grant ends, with back-channel logout notices. Connections, digital-content grants and the audit trail stay, holding no personal data. The operator's client, or an admin client of the one merchant the user is connected to. Erasing again answers the same.",
+      success: { data: userSchema },
+    }),
+    requireToken("user/erase", "server"),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const profile = await managedUser(c, authority);
+      requireAccountAuthority(authority, profile);
+      if (!isErased(profile)) {
+        const now = nowInSeconds();
+        const userId = profile.user.id;
+        // The notices and access tokens first; the sessions and refresh tokens go with the erasure.
+        const signOut = await signOutUser(c, userId, null, now);
+        const db = c.get("db")();
+        await db.batch([
+          ...eraseUser(db, userId, now),
+          auditEntry(
+            c,
+            authority,
+            { action: "user.erase", userId, detail: { sessions: signOut.sessions, grants: signOut.grants } },
+            now,
+          ),
+        ]);
+      }
+      const erased = await readUserProfile(c.get("db"), profile.user.id, true);
+      return respond(c, { object: "User", data: userView(erased!) });
+    },
+  )
+  .get(
+    "/user/:userId/export",
+    describeRoute({
+      name: "Export a user's data",
+      controller: "api/manage/user#export",
+      description:
+        "GDPR art. 15 and 20: everything held about the user as JSON: the User object, connections, browser sessions, grants (never a token), devices, digital contents and the audit entries about the user; the mail history in the operator's export. An admin client, or the user's own token, gets what the merchant holds; the operator's client everything.",
+      success: { data: userExportSchema },
+    }),
+    requireToken("user/export", "any"),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      if (authority.actor !== "user") requireAdministration(authority);
+      const profile = await managedUser(c, authority);
+      const everything = authority.actor === "operator";
+      const db = c.get("db")();
+      const userId = profile.user.id;
+      const [held, mails] = await Promise.all([
+        findUserRecords(db, userId, everything ? null : authority.merchantId),
+        everything ? listMails(db, userId, MAX_EXPORTED_MAILS) : undefined,
+      ]);
+      return respond(c, { object: "UserExport", data: userExportView(profile, held, mails) });
     },
   );

@@ -92,6 +92,8 @@ export const digitalContents = sqliteTable(
     /** The client's digital contents in id order: the default sort. */
     index("digital_contents_client_idx").on(t.clientId),
     index("digital_contents_client_user_idx").on(t.clientId, t.userId),
+    /** A user's contents at every client: an export (docs/management.md "Export"). */
+    index("digital_contents_user_idx").on(t.userId),
     index("digital_contents_client_product_idx").on(t.clientId, t.productId),
     index("digital_contents_client_parent_idx").on(t.clientId, t.parentProductId),
     index("digital_contents_client_status_idx").on(t.clientId, t.status),

@@ -1,5 +1,8 @@
 /** What the management writes answer (docs/management.md). */
 import * as z from "zod/mini";
+import { digitalContentSchema } from "./digital-content";
+import { mailSchema } from "./mail";
+import { userSchema } from "./user";
 
 /** A sign-out's or a withdrawal's reach: the browser sessions ended and the grants revoked. */
 export const signOutSchema = z.object({ userId: z.string(), sessions: z.number(), grants: z.number() });
@@ -15,4 +18,42 @@ export const auditEventSchema = z.object({
   targetClientId: z.nullable(z.string()),
   ip: z.nullable(z.string()),
   detail: z.nullable(z.record(z.string(), z.unknown())),
+});
+
+const datetimeOrFalse = z.union([z.string(), z.literal(false)]);
+
+/** Everything held about a user at the clients the caller manages (docs/management.md "Export"). */
+export const userExportSchema = z.object({
+  user: userSchema,
+  connections: z.array(z.object({ clientId: z.string(), merchantId: z.number(), created: z.string() })),
+  sessions: z.array(
+    z.object({
+      clientId: z.nullable(z.string()),
+      created: z.string(),
+      expires: z.string(),
+      revoked: datetimeOrFalse,
+      method: z.nullable(z.string()),
+    }),
+  ),
+  grants: z.array(
+    z.object({
+      clientId: z.string(),
+      scope: z.string(),
+      created: z.string(),
+      expires: z.string(),
+      revoked: datetimeOrFalse,
+    }),
+  ),
+  devices: z.array(
+    z.object({
+      clientId: z.string(),
+      platform: z.string(),
+      applicationName: z.string(),
+      applicationVersion: z.nullable(z.string()),
+      created: z.string(),
+    }),
+  ),
+  digitalContents: z.array(digitalContentSchema),
+  mails: z.optional(z.array(mailSchema)),
+  audit: z.array(auditEventSchema),
 });

@@ -1,0 +1,1 @@
+CREATE INDEX `digital_contents_user_idx` ON `digital_contents` (`user_id`);

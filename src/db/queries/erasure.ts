@@ -1,0 +1,81 @@
+/**
+ * Erasing a user (GDPR art. 17; docs/management.md "Erasure"): the statements of one batch that
+ * remove the user's personal data and keep the account as a deleted one (status -3, `published`
+ * false in the User object), under the same userId and uuid, so that clients can match it.
+ */
+import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
+import type { Database } from "../client";
+import {
+  deviceFingerprints,
+  mails,
+  refreshTokens,
+  sessions,
+  signinRequests,
+  userAccounts,
+  userAddresses,
+  userEmails,
+  userPhoneNumbers,
+  users,
+} from "../schema";
+
+const DELETED = -3;
+
+export function eraseUser(db: Database, userId: number, now: number) {
+  const addresses = db.select({ value: userEmails.value }).from(userEmails).where(eq(userEmails.userId, userId));
+  return [
+    // Before the addresses go: mails to any of them, the user's or not yet anyone's, go with them.
+    db
+      .delete(mails)
+      .where(or(eq(mails.userId, userId), and(isNull(mails.userId), inArray(mails.userEmail, addresses)))),
+    db.delete(signinRequests).where(
+      or(
+        eq(signinRequests.subject, `user:${userId}`),
+        inArray(
+          signinRequests.subject,
+          db
+            .select({ subject: sql<string>`'email:' || ${userEmails.value}` })
+            .from(userEmails)
+            .where(eq(userEmails.userId, userId)),
+        ),
+      ),
+    ),
+    db.delete(userEmails).where(eq(userEmails.userId, userId)),
+    db.delete(userPhoneNumbers).where(eq(userPhoneNumbers.userId, userId)),
+    db.delete(userAddresses).where(eq(userAddresses.userId, userId)),
+    db.delete(userAccounts).where(eq(userAccounts.userId, userId)),
+    db.delete(deviceFingerprints).where(eq(deviceFingerprints.userId, userId)),
+    db.delete(refreshTokens).where(eq(refreshTokens.userId, userId)),
+    db.delete(sessions).where(eq(sessions.userId, userId)),
+    db
+      .update(users)
+      .set({
+        status: DELETED,
+        legacyId: null,
+        passwordHash: null,
+        email: null,
+        emailVerified: null,
+        phoneNumber: null,
+        phoneNumberVerified: null,
+        givenName: null,
+        familyName: null,
+        formattedName: null,
+        displayName: null,
+        preferredUsername: null,
+        url: null,
+        photo: null,
+        gender: "undisclosed",
+        birthday: "0000-00-00",
+        locale: null,
+        utcOffset: null,
+        tracking: false,
+        lastLoggedIn: null,
+        lastAuthenticated: null,
+        familyNameKey: null,
+        givenNameKey: null,
+        displayNameKey: null,
+        preferredUsernameKey: null,
+        updated: now,
+      })
+      .where(eq(users.id, userId)),
+  ] as const;
+}
