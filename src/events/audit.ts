@@ -4,8 +4,9 @@
  */
 import type { Context } from "hono";
 import { insertAuditEvent } from "../db/queries/audit";
-import type { AuditActor } from "../db/schema";
+import type { AuditActor, SignInMethod } from "../db/schema";
 import type { AppEnv } from "../env";
+import { logUnlessPlatformFault } from "../errors";
 import { clientIp } from "../http/ip";
 
 /** Who acted: the client, in which right, and the merchant whose trail the entry is in. */
@@ -32,4 +33,51 @@ export function auditEntry(c: Context<AppEnv>, by: Actor, record: AuditRecord, n
     ip: clientIp(c.req.raw),
     detail: record.detail ?? null,
   });
+}
+
+/** The client a person signs in at. */
+export type SignInClient = { id: string; merchantId: number };
+
+const byUser = (client: SignInClient): Actor => ({ actor: "user", clientId: client.id, merchantId: client.merchantId });
+
+/** A sign-in's entry, for the batch that records the sign-in (its session, or its grant). */
+export function signInEntry(
+  c: Context<AppEnv>,
+  client: SignInClient,
+  userId: number,
+  method: SignInMethod,
+  now: number,
+) {
+  return auditEntry(c, byUser(client), { action: "signin.success", userId, detail: { method } }, now);
+}
+
+/** The user's consent to the client, given on its consent page, for the batch that connects them. */
+export function consentEntry(c: Context<AppEnv>, client: SignInClient, userId: number, now: number) {
+  return auditEntry(c, byUser(client), { action: "consent.grant", userId }, now);
+}
+
+/**
+ * A failed sign-in's entry (`reason`: wrong, throttled, or the account's refusal), written off the
+ * answer: a failure writes nothing else, and its answer never waits on the trail. `userId` is null
+ * for an address that is nobody's; the address itself is never recorded.
+ */
+export function recordSignInFailure(
+  c: Context<AppEnv>,
+  client: SignInClient,
+  userId: number | null,
+  reason: string,
+  now: number,
+): void {
+  const entry = auditEntry(
+    c,
+    byUser(client),
+    { action: "signin.failure", ...(userId !== null && { userId }), detail: { method: "pwd", reason } },
+    now,
+  );
+  c.executionCtx.waitUntil(
+    entry.run().then(
+      () => undefined,
+      (error: unknown) => logUnlessPlatformFault("sign-in failure not recorded", error),
+    ),
+  );
 }

@@ -47,6 +47,7 @@ import { redirectWithCode, redirectWithError } from "./authorization-response";
 import { consentTicket, consentTicketValid } from "./consent";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { verifiedIdTokenHint } from "./openid/id-token-hint";
+import { consentEntry } from "../events/audit";
 import { signInWithPassword } from "./password-sign-in";
 import {
   BROWSER_SESSION_LIFETIME,
@@ -135,11 +136,11 @@ export const authorizeRoutes = new Hono<AppEnv>()
             flow.request.state,
           );
         }
-        await connectUser(c.get("db")(), {
-          clientId: client.id,
-          userId: session.userId,
-          merchantId: client.merchantId,
-        });
+        const db = c.get("db")();
+        await db.batch([
+          connectUser(db, { clientId: client.id, userId: session.userId, merchantId: client.merchantId }),
+          consentEntry(c, client, session.userId, now),
+        ]);
         return codeFor(flow, session);
       }
 
@@ -171,7 +172,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
       }
       if (action !== "login") return signInPage(flow, 400, { email });
       if (!email) return signInPage(flow, 400, { alert: text.emailMissing });
-      const signIn = await signInWithPassword(c, client.id, email, form.get("password") ?? "");
+      const signIn = await signInWithPassword(c, client, email, form.get("password") ?? "", now);
       switch (signIn.outcome) {
         case "throttled":
           return signInPage(flow, 429, { alert: text.throttled, email }, { "Retry-After": String(signIn.retryAfter) });
@@ -188,7 +189,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
         session,
         {
           userId: signIn.user.id,
-          clientId: client.id,
+          client,
           lifetime: remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
           persistent: remember,
           method: "pwd",

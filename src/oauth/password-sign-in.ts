@@ -9,7 +9,8 @@
  * (durable-objects/password-throttle.ts). The attempt is then settled there before the outcome is
  * told: a wrong password counts as a failure, a right one clears the account's; one that a
  * platform fault ends before then is abandoned and never counts. A wrong password and an unknown
- * address are one outcome, so a failure never tells whether an address is registered.
+ * address are one outcome, so a failure never tells whether an address is registered. Every
+ * failure is recorded in the audit trail (events/audit.ts), off the answer.
  */
 import type { Context } from "hono";
 import { base64url } from "jose";
@@ -21,16 +22,18 @@ import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { SignInOrigin } from "../durable-objects/rate-limiter-rpc";
 import type { AppEnv } from "../env";
 import { logUnlessPlatformFault } from "../errors";
+import { recordSignInFailure, type SignInClient } from "../events/audit";
 import { clientNetwork } from "../http/ip";
 import { emailLookupKey } from "../schemas/email-address";
 import { verifyPassword } from "../security/password";
 
+/** A failure names the account tried (null for an address that is nobody's), for the audit trail only. */
 export type PasswordSignIn =
   | { outcome: "signed_in"; user: UserRecord }
-  | { outcome: "wrong" }
-  | { outcome: "throttled"; retryAfter: number }
+  | { outcome: "wrong"; userId: number | null }
+  | { outcome: "throttled"; retryAfter: number; userId: number | null }
   /** The password was right, but the account may not sign in (inactive, blocked, deleted). */
-  | { outcome: "refused"; refusal: string };
+  | { outcome: "refused"; refusal: string; userId: number };
 
 /**
  * Checks `password` for the account `email` names, throttled as above. `caller` is whose network
@@ -39,10 +42,26 @@ export type PasswordSignIn =
  */
 export async function signInWithPassword(
   c: Context<AppEnv>,
+  client: SignInClient,
+  email: string,
+  password: string,
+  now: number,
+  caller: SignInOrigin["caller"] = "browser",
+): Promise<PasswordSignIn> {
+  const outcome = await checkPassword(c, client.id, email, password, caller);
+  if (outcome.outcome !== "signed_in") {
+    const reason = outcome.outcome === "refused" ? outcome.refusal : outcome.outcome;
+    recordSignInFailure(c, client, outcome.userId, reason, now);
+  }
+  return outcome;
+}
+
+async function checkPassword(
+  c: Context<AppEnv>,
   clientId: string,
   email: string,
   password: string,
-  caller: SignInOrigin["caller"] = "browser",
+  caller: SignInOrigin["caller"],
 ): Promise<PasswordSignIn> {
   const user = await findUserByEmail(c.get("db")(), email);
   const limiter = rateLimiterFor(c.env, clientId, c.get("timing"));
@@ -51,12 +70,12 @@ export async function signInWithPassword(
   const attempt = crypto.randomUUID();
   try {
     const begun = await limiter.beginSignIn(account, SIGN_IN_FAILURE_LIMIT, origin, attempt);
-    if (!begun.allowed) return { outcome: "throttled", retryAfter: begun.retryAfter };
+    if (!begun.allowed) return { outcome: "throttled", retryAfter: begun.retryAfter, userId: user?.id ?? null };
     const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
     if (!user || !passwordMatches) {
       // Counted before it is told: a guess answered uncounted would be free.
       if (begun.pending) await limiter.signInFailed(attempt);
-      return { outcome: "wrong" };
+      return { outcome: "wrong", userId: user?.id ?? null };
     }
     await limiter.signInSucceeded(account, origin, attempt);
   } catch (error) {
@@ -69,7 +88,7 @@ export async function signInWithPassword(
     throw error;
   }
   const refusal = REFUSED_USER_STATUSES[user.status];
-  return refusal ? { outcome: "refused", refusal } : { outcome: "signed_in", user };
+  return refusal ? { outcome: "refused", refusal, userId: user.id } : { outcome: "signed_in", user };
 }
 
 /**

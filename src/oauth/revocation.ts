@@ -14,6 +14,7 @@ import { findUserRefusal } from "../db/queries/users";
 import { revokeTokens } from "../durable-objects/leases";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AccessTokenClaims, AppEnv } from "../env";
+import { type Actor, auditEntry, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
 import { refreshTokenHash } from "./refresh-tokens";
@@ -21,26 +22,58 @@ import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
 import { verifyAccessToken } from "./tokens";
 
 /**
- * Ends a grant: its refresh tokens at once (D1), and its access tokens at the client's next call
- * (listed in the client's RateLimiter for as long as any of them can live).
+ * Why a grant ends, as the audit trail says it: the client revoked it (RFC 7009), or a code or a
+ * refresh token was presented again (RFC 6749 §4.1.2, RFC 9700 §4.14.2).
  */
-export async function revokeGrant(c: Context<AppEnv>, clientId: string, grant: string, now: number): Promise<void> {
+export type GrantEnd = "revoked" | "code_reuse" | "refresh_reuse";
+
+/**
+ * Ends a grant: its refresh tokens at once (D1, with its audit entry), and its access tokens at
+ * the client's next call (listed in the client's RateLimiter for as long as any of them can live).
+ */
+export async function revokeGrant(
+  c: Context<AppEnv>,
+  client: SignInClient,
+  { grant, userId, reason }: { grant: string; userId?: number; reason: GrantEnd },
+  now: number,
+): Promise<void> {
   // The Durable Object first: the grant's access tokens stop at their next call even if the D1
   // update then fails.
-  await revokeTokens(c, clientId, [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }]);
-  await revokeRefreshTokenFamily(c.get("db")(), grant, now);
+  await revokeTokens(c, client.id, [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }]);
+  const db = c.get("db")();
+  await db.batch([
+    revokeRefreshTokenFamily(db, grant, now),
+    auditEntry(
+      c,
+      byClient(client),
+      { action: "token.revoke", ...(userId !== undefined && { userId }), detail: { token: "grant", reason } },
+      now,
+    ),
+  ]);
 }
 
-/** POST /oauth/revoke: revokes `token` if it is one of `clientId`'s; anything else is left alone. */
-export async function revokeToken(c: Context<AppEnv>, clientId: string, token: string, now: number): Promise<void> {
+/** POST /oauth/revoke: revokes `token` if it is one of `client`'s; anything else is left alone. */
+export async function revokeToken(c: Context<AppEnv>, client: SignInClient, token: string, now: number): Promise<void> {
   if (looksLikeJwt(token)) {
-    const claims = await ownAccessToken(c, clientId, token);
-    if (claims) await revokeTokens(c, clientId, [{ jti: claims.jti, expiresAt: claims.expires * 1000 }]);
+    const claims = await ownAccessToken(c, client.id, token);
+    if (!claims) return;
+    await revokeTokens(c, client.id, [{ jti: claims.jti, expiresAt: claims.expires * 1000 }]);
+    const detail = { token: "access", reason: "revoked" };
+    const entry = { action: "token.revoke", ...(claims.userId !== null && { userId: claims.userId }), detail };
+    await auditEntry(c, byClient(client), entry, now).run();
     return;
   }
   const refresh = await findRefreshToken(c.get("db")(), await refreshTokenHash(c.env, token));
-  if (refresh && refresh.clientId === clientId) await revokeGrant(c, clientId, refresh.family, now);
+  if (refresh && refresh.clientId === client.id) {
+    await revokeGrant(c, client, { grant: refresh.family, userId: refresh.userId, reason: "revoked" }, now);
+  }
 }
+
+const byClient = (client: SignInClient): Actor => ({
+  actor: "client",
+  clientId: client.id,
+  merchantId: client.merchantId,
+});
 
 /**
  * POST /oauth/introspect: the claims of `clientId`'s own live token, else `{active: false}`.

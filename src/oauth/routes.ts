@@ -221,7 +221,7 @@ export const oauthRoutes = new Hono<AppEnv>()
       // RFC 7009 §2.1: a public client revokes its own tokens by client_id alone; only its own,
       // so a stranger who knows the id can end no more than the token it already holds.
       const client = await authenticateClient(c, params, true);
-      await revokeToken(c, client.id, params.token, nowInSeconds());
+      await revokeToken(c, client, params.token, nowInSeconds());
       return c.body(null, 200, NO_STORE);
     },
   )

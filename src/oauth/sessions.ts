@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { findLiveSession, insertSession, type LiveSession, revokeSession } from "../db/queries/sessions";
 import type { SignInMethod } from "../db/schema";
+import { signInEntry, type SignInClient } from "../events/audit";
 import { queueLogoutNotices } from "../queues/logout-notices";
 import type { AppEnv, Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
@@ -29,7 +30,8 @@ export type SessionId = { id: string; idHash: string };
 
 export type NewSession = {
   userId: number;
-  clientId: string;
+  /** The client the session is started through. */
+  client: SignInClient;
   /** Seconds the session lives, server-side. */
   lifetime: number;
   /** Kept across browser restarts (a Max-Age); otherwise the cookie ends with the browser. */
@@ -74,12 +76,13 @@ export async function writeSession(
     insertSession(db, {
       idHash,
       userId: session.userId,
-      clientId: session.clientId,
+      clientId: session.client.id,
       created: now,
       expires: now + session.lifetime,
       method: session.method,
     }),
     ...(previous === null ? [] : [revokeSession(db, previous, now)]),
+    ...(session.method === null ? [] : [signInEntry(c, session.client, session.userId, session.method, now)]),
     ...(session.writes ?? []),
   ]);
 }

@@ -114,7 +114,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
         session,
         {
           userId,
-          clientId: link.clientId,
+          client: { id: link.clientId, merchantId },
           lifetime: link.remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
           persistent: link.remember,
           method: "email",

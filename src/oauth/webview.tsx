@@ -160,7 +160,7 @@ async function writeWebviewSession(
   ) {
     return false;
   }
-  await writeSession(c, session, { userId: record.userId, clientId: target.id, method: null, ...WEBVIEW_SESSION }, now);
+  await writeSession(c, session, { userId: record.userId, client: target, method: null, ...WEBVIEW_SESSION }, now);
   return true;
 }
 

@@ -215,9 +215,19 @@ describe("grant_type=password with a wrong password under a storage fault", () =
     expect((await fetchWith(clean, "/oauth/token", passwordGrant(client, user.email, "a wrong guess"))).status).toBe(
       400,
     );
+    // And one more D1 call, off the answer: the failure's audit entry (below).
     for (const binding of ["CODES", "RATE_LIMITER", "DB", "LINK_REQUESTS"] as const) {
-      expect(counts[binding].calls).toBe(CALLS.filter((c) => c.binding === binding).length);
+      const audit = binding === "DB" ? 1 : 0;
+      expect(counts[binding].calls).toBe(CALLS.filter((c) => c.binding === binding).length + audit);
     }
+  });
+
+  it("the failure's audit entry failing changes nothing: the guess is told and counted", async () => {
+    const { client, user } = await setting();
+    const faulty = faultyEnv({ DB: { kind: "nth", n: 2, applied: false, error: GIVEN_UP.DB } });
+    const res = await fetchWith(faulty.env, "/oauth/token", passwordGrant(client, user.email, "a wrong guess"));
+    expect(res.status).toBe(400);
+    expect(faulty.counts.DB.failed).toBe(1);
   });
 
   it.each(casesOf(CALLS))(

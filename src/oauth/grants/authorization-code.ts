@@ -62,7 +62,7 @@ export const authorizationCodeGrant: Grant = async (request) => {
     case "verifier_mismatch":
       throw invalidGrant("The code_verifier does not match the code's challenge");
     case "replayed":
-      if (spent.grant) await revokeGrant(c, client.id, spent.grant, now);
+      if (spent.grant) await revokeGrant(c, client, { grant: spent.grant, reason: "code_reuse" }, now);
       throw invalidGrant("The code has already been used");
   }
   return spent.started;

@@ -5,6 +5,7 @@
  */
 import { isConnected, recordPasswordSignIn } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
+import { signInEntry } from "../../events/audit";
 import { subjectOf } from "../openid/claims";
 import { signInWithPassword } from "../password-sign-in";
 import { isRegisteredRedirectUri } from "../redirect-uri";
@@ -20,7 +21,7 @@ export const passwordGrant: Grant = async (request) => {
     throw new OAuthError(400, "redirect_uri_mismatch", "The redirect URI is not registered for this client");
   }
 
-  const signIn = await signInWithPassword(c, client.id, username, password, "client server");
+  const signIn = await signInWithPassword(c, client, username, password, now, "client server");
   switch (signIn.outcome) {
     case "throttled":
       throw new OAuthError(
@@ -42,7 +43,7 @@ export const passwordGrant: Grant = async (request) => {
   }
 
   return userTokensWithNewGrant(request, user.id, {
-    writes: [recordPasswordSignIn(db, user.id, now)],
+    writes: [recordPasswordSignIn(db, user.id, now), signInEntry(c, client, user.id, "pwd", now)],
     userGrant: {
       scope: (request.scopes ?? []).join(" "),
       subject: subjectOf(user),

@@ -14,6 +14,7 @@
  */
 import {
   findRefreshTokenForRotation,
+  type RefreshTokenRecord,
   replaceUnusedSuccessor,
   rotateRefreshToken,
 } from "../../db/queries/refresh-tokens";
@@ -31,7 +32,7 @@ export const refreshTokenGrant: Grant = async (request) => {
   // The same answer for unknown tokens and for another client's: neither tells the caller more.
   if (!found || found.token.clientId !== client.id) throw invalidGrant("The refresh token is invalid");
   const presented = found.token;
-  if (presented.revoked !== null && !inRotationGrace(presented, now)) return refuseReuse(request, presented.family);
+  if (presented.revoked !== null && !inRotationGrace(presented, now)) return refuseReuse(request, presented);
   if (presented.expires <= now) throw invalidGrant("The refresh token has expired");
   const refusal = refusalOf(found.userStatus);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
@@ -62,21 +63,21 @@ export const refreshTokenGrant: Grant = async (request) => {
   );
   if (presented.revoked !== null) {
     // Within the window: the unused successor is replaced; none left unused and unrevoked is reuse.
-    if (!(await replaceUnusedSuccessor(db, presented, successor))) return refuseReuse(request, presented.family);
+    if (!(await replaceUnusedSuccessor(db, presented, successor))) return refuseReuse(request, presented);
     return response;
   }
   if (await rotateRefreshToken(db, presented, successor)) return response;
   // Revoked since it was read: by a rotation racing this one (a client's retry racing its own
   // first request), which the window covers as if it had come after; by anything else, reuse.
   const rotatedSince = (await findRefreshTokenForRotation(db, presented.tokenHash))?.token;
-  if (!rotatedSince || !inRotationGrace(rotatedSince, now)) return refuseReuse(request, presented.family);
+  if (!rotatedSince || !inRotationGrace(rotatedSince, now)) return refuseReuse(request, presented);
   const replacement = await newRefreshToken(c.env, now);
-  if (!(await replaceUnusedSuccessor(db, rotatedSince, replacement))) return refuseReuse(request, presented.family);
+  if (!(await replaceUnusedSuccessor(db, rotatedSince, replacement))) return refuseReuse(request, presented);
   return { ...response, refresh_token: replacement.token };
 };
 
 /** Reuse: the grant ends, its refresh and access tokens with it (RFC 9700 §4.14.2). */
-async function refuseReuse({ c, client, now }: GrantRequest, family: string): Promise<never> {
-  await revokeGrant(c, client.id, family, now);
+async function refuseReuse({ c, client, now }: GrantRequest, presented: RefreshTokenRecord): Promise<never> {
+  await revokeGrant(c, client, { grant: presented.family, userId: presented.userId, reason: "refresh_reuse" }, now);
   throw invalidGrant("The refresh token has been used or revoked");
 }
