@@ -1,6 +1,8 @@
 import { app } from "./app";
 import { checkConfiguration, configurationChecked } from "./configuration";
 import type { Bindings } from "./env";
+import { nowInSeconds } from "./http/datetime";
+import { purgeExpired } from "./jobs/retention";
 import { reliableBindings } from "./platform/bindings";
 import { makeQueuedLinks } from "./queues/link-requests";
 import { deliverLogoutNotices, LOGOUT_NOTICES_QUEUE } from "./queues/logout-notices";
@@ -29,5 +31,11 @@ export default {
     const env = reliableBindings(handed);
     const consume = batch.queue.startsWith(LOGOUT_NOTICES_QUEUE) ? deliverLogoutNotices : makeQueuedLinks;
     return whenChecked(env, () => consume(batch, env));
+  },
+  // The retention job (wrangler.toml [triggers]): an hourly purge of what has expired.
+  async scheduled(_controller, handed) {
+    const env = reliableBindings(handed);
+    const purged = await whenChecked(env, () => purgeExpired(env, nowInSeconds()));
+    console.log(`retention: purged ${JSON.stringify(purged)}`);
   },
 } satisfies ExportedHandler<Bindings>;

@@ -14,18 +14,23 @@ export type { SignInMethod };
  * answered, so a link works once and a replaced one never, whatever KV (which holds the link's
  * details) still shows, while the browser that claimed it may retry after a platform fault.
  */
-export const signinRequests = sqliteTable("signin_requests", {
-  /**
-   * Whom the link signs in: `user:<id>` for an address that has a user, whichever of its addresses
-   * the link went to; `email:<address>` (as looked up) for one that has none.
-   */
-  subject: text("subject").primaryKey(),
-  tokenHash: text("token_hash").notNull(),
-  created: integer("created").notNull(),
-  expires: integer("expires").notNull(),
-  /** When the link's mail went out; null while it is being sent (oauth/signin-links.ts). */
-  mailed: integer("mailed"),
-});
+export const signinRequests = sqliteTable(
+  "signin_requests",
+  {
+    /**
+     * Whom the link signs in: `user:<id>` for an address that has a user, whichever of its addresses
+     * the link went to; `email:<address>` (as looked up) for one that has none.
+     */
+    subject: text("subject").primaryKey(),
+    tokenHash: text("token_hash").notNull(),
+    created: integer("created").notNull(),
+    expires: integer("expires").notNull(),
+    /** When the link's mail went out; null while it is being sent (oauth/signin-links.ts). */
+    mailed: integer("mailed"),
+  },
+  /** The retention job's purge (jobs/retention.ts). */
+  (t) => [index("signin_requests_expires_idx").on(t.expires)],
+);
 
 export const refreshTokens = sqliteTable(
   "refresh_tokens",
@@ -90,5 +95,9 @@ export const sessions = sqliteTable(
     /** How the user signed in: null for a webview session, which an exchange code started. */
     method: text("method").$type<SignInMethod>(),
   },
-  (t) => [index("sessions_user_idx").on(t.userId)],
+  (t) => [
+    index("sessions_user_idx").on(t.userId),
+    /** The retention job's purge (jobs/retention.ts). */
+    index("sessions_expires_idx").on(t.expires),
+  ],
 );

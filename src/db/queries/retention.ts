@@ -1,0 +1,43 @@
+/**
+ * The retention job's deletes (jobs/retention.ts): each removes at most `limit` rows past their
+ * time, by the index on that time, so that one statement stays short however much has piled up.
+ */
+import { and, inArray, lte, sql } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Database } from "../client";
+import { auditEvents, clients, refreshTokens, sessions, signinRequests } from "../schema";
+
+function deleteUpTo(db: Database, table: SQLiteTable, key: SQLiteColumn, where: ReturnType<typeof and>, limit: number) {
+  return db.delete(table).where(inArray(key, db.select({ key }).from(table).where(where).limit(limit)));
+}
+
+/**
+ * Refresh tokens past their expiry whose grant's access tokens have all expired too (a token's
+ * creation plus its client's access-token lifetime): until then, sign-out everywhere finds the
+ * grant by them (oauth/sign-out.ts).
+ */
+export function purgeRefreshTokens(db: Database, now: number, limit: number) {
+  const lifetime = sql`(SELECT ${clients.accessTokenLifetime} FROM ${clients} WHERE ${clients.id} = ${refreshTokens.clientId})`;
+  return deleteUpTo(
+    db,
+    refreshTokens,
+    refreshTokens.id,
+    and(lte(refreshTokens.expires, now), sql`${refreshTokens.created} + ${lifetime} <= ${now}`),
+    limit,
+  );
+}
+
+/** Browser sessions past their expiry, revoked or not. */
+export function purgeSessions(db: Database, now: number, limit: number) {
+  return deleteUpTo(db, sessions, sessions.idHash, lte(sessions.expires, now), limit);
+}
+
+/** Sign-in links' rows past their expiry (`before`: a browser's use under way may still retry). */
+export function purgeSigninRequests(db: Database, before: number, limit: number) {
+  return deleteUpTo(db, signinRequests, signinRequests.subject, lte(signinRequests.expires, before), limit);
+}
+
+/** Audit entries older than the retention period. */
+export function purgeAuditEvents(db: Database, before: number, limit: number) {
+  return deleteUpTo(db, auditEvents, auditEvents.id, lte(auditEvents.at, before), limit);
+}

@@ -1,0 +1,102 @@
+/**
+ * The retention job (jobs/retention.ts), run as the Cron Trigger runs it: through the Worker's
+ * scheduled handler, on real local D1. What has expired goes; what may still be needed stays.
+ */
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { eq, inArray } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { auditEvents, refreshTokens, sessions, signinRequests } from "../src/db/schema";
+import worker from "../src/index";
+import { AUDIT_RETENTION_SECONDS } from "../src/jobs/retention";
+import { createClient, createUser } from "./helpers/seed";
+
+const DAY = 24 * 3600;
+const db = openDatabase(env.DB);
+
+function runJob() {
+  return worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), env);
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("the retention job", () => {
+  it("purges expired refresh tokens, sessions, sign-in link rows and old audit entries, and keeps the rest", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const now = Math.floor(Date.now() / 1000);
+    // A client whose access tokens live a day, and one whose live a year.
+    const daily = await createClient({ accessTokenLifetime: DAY });
+    const yearly = await createClient({ accessTokenLifetime: 365 * DAY });
+    const userId = 7_900 + Math.floor(Math.random() * 90);
+    await createUser(userId, { clients: [daily.id, yearly.id] });
+    const token = (name: string, clientId: string, created: number, expires: number) => ({
+      tokenHash: `${name}-${crypto.randomUUID()}`,
+      clientId,
+      userId,
+      family: name,
+      created,
+      expires,
+    });
+    const tokens = {
+      expired: token("expired", daily.id, now - 40 * DAY, now - 10 * DAY),
+      accessStillLive: token("access-live", yearly.id, now - 40 * DAY, now - 10 * DAY),
+      live: token("live", daily.id, now - DAY, now + 29 * DAY),
+    };
+    await db.insert(refreshTokens).values(Object.values(tokens));
+    const session = (name: string, expires: number) => ({
+      idHash: `${name}-${crypto.randomUUID()}`,
+      userId,
+      clientId: daily.id,
+      created: expires - DAY,
+      expires,
+    });
+    const browserSessions = { ended: session("ended", now - 60), live: session("live", now + DAY) };
+    await db.insert(sessions).values(Object.values(browserSessions));
+    const links = {
+      long: {
+        subject: `email:long-${userId}@example.org`,
+        tokenHash: "a",
+        created: now - DAY,
+        expires: now - DAY + 300,
+      },
+      recent: { subject: `email:recent-${userId}@example.org`, tokenHash: "b", created: now - 400, expires: now - 100 },
+    };
+    await db.insert(signinRequests).values(Object.values(links));
+    const entry = (at: number) => ({
+      at,
+      merchantId: 10,
+      clientId: daily.id,
+      actor: "client" as const,
+      action: "retention.test",
+      userId,
+    });
+    await db.insert(auditEvents).values([entry(now - AUDIT_RETENTION_SECONDS - DAY), entry(now - DAY)]);
+
+    await runJob();
+
+    const families = await db
+      .select({ family: refreshTokens.family })
+      .from(refreshTokens)
+      .where(eq(refreshTokens.userId, userId));
+    expect(families.map((row) => row.family).sort()).toEqual(["access-live", "live"]);
+    const left = await db.select({ idHash: sessions.idHash }).from(sessions).where(eq(sessions.userId, userId));
+    expect(left).toEqual([{ idHash: browserSessions.live.idHash }]);
+    const linkRows = await db
+      .select({ subject: signinRequests.subject })
+      .from(signinRequests)
+      .where(inArray(signinRequests.subject, [links.long.subject, links.recent.subject]));
+    expect(linkRows).toEqual([{ subject: links.recent.subject }]);
+    const entries = await db.select({ at: auditEvents.at }).from(auditEvents).where(eq(auditEvents.userId, userId));
+    expect(entries).toEqual([{ at: now - DAY }]);
+    expect(log.mock.calls.join("\n")).toMatch(/retention: purged .*"sessions":\d+/);
+  });
+
+  it("runs again with nothing to do and changes nothing", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    await runJob();
+    const before = await db.select({ id: refreshTokens.id }).from(refreshTokens);
+    await runJob();
+    expect(await db.select({ id: refreshTokens.id }).from(refreshTokens)).toEqual(before);
+  });
+});
