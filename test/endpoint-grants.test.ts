@@ -47,6 +47,20 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
   "user/connection": { path: "/api/2/user/999999/connection", token: "server", init: { method: "DELETE" } },
   "user/erase": { path: "/api/2/user/999999", token: "server", init: { method: "DELETE" } },
   "user/export": { path: "/api/2/user/999999/export", token: "server" },
+  "user/create": {
+    path: "/api/2/user",
+    token: "server",
+    init: {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: `email=grant-${crypto.randomUUID()}%40example.org`,
+    },
+  },
+  "user/update": {
+    path: "/api/2/user/999999",
+    token: "server",
+    init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "displayName=x" },
+  },
   audit: { path: "/api/2/audit", token: "server" },
   register: {
     path: "/oauth/register",

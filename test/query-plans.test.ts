@@ -11,7 +11,13 @@ import { accessRow, grantedRow, userProducts } from "../src/db/queries/product-a
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
 import { listAuditEvents } from "../src/db/queries/audit";
 import { eraseUser } from "../src/db/queries/erasure";
-import { purgeAuditEvents, purgeRefreshTokens, purgeSessions, purgeSigninRequests } from "../src/db/queries/retention";
+import {
+  purgeAuditEvents,
+  purgeIdempotencyKeys,
+  purgeRefreshTokens,
+  purgeSessions,
+  purgeSigninRequests,
+} from "../src/db/queries/retention";
 import {
   backchannelClients,
   findUserGrants,
@@ -240,10 +246,11 @@ describe("the retention job", () => {
     ["sessions", purgeSessions(db, 0, 10), /sessions_expires_idx/],
     ["sign-in link rows", purgeSigninRequests(db, 0, 10), /signin_requests_expires_idx/],
     ["audit entries", purgeAuditEvents(db, 0, 10), /audit_events_at_idx/],
+    ["idempotency keys", purgeIdempotencyKeys(db, 0, 10), /idempotency_keys_created_idx/],
   ] as const)("finds expired %s by their time's index", async (_, statement, index) => {
     const found = await plan(statement);
     expect(found).toMatch(index);
-    expect(found).not.toMatch(/\bSCAN (refresh_tokens|sessions|signin_requests|audit_events)\b/);
+    expect(found).not.toMatch(/\bSCAN (refresh_tokens|sessions|signin_requests|audit_events|idempotency_keys)\b/);
   });
 });
 

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { eq, inArray } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
-import { auditEvents, refreshTokens, sessions, signinRequests } from "../src/db/schema";
+import { auditEvents, idempotencyKeys, refreshTokens, sessions, signinRequests } from "../src/db/schema";
 import worker from "../src/index";
 import { AUDIT_RETENTION_SECONDS } from "../src/jobs/retention";
 import { createClient, createUser } from "./helpers/seed";
@@ -72,6 +72,14 @@ describe("the retention job", () => {
       userId,
     });
     await db.insert(auditEvents).values([entry(now - AUDIT_RETENTION_SECONDS - DAY), entry(now - DAY)]);
+    const key = (name: string, created: number) => ({
+      clientId: daily.id,
+      key: name,
+      requestHash: "h",
+      resource: "user:x",
+      created,
+    });
+    await db.insert(idempotencyKeys).values([key("old", now - 2 * DAY), key("recent", now - 3600)]);
 
     await runJob();
 
@@ -89,6 +97,11 @@ describe("the retention job", () => {
     expect(linkRows).toEqual([{ subject: links.recent.subject }]);
     const entries = await db.select({ at: auditEvents.at }).from(auditEvents).where(eq(auditEvents.userId, userId));
     expect(entries).toEqual([{ at: now - DAY }]);
+    const keys = await db
+      .select({ key: idempotencyKeys.key })
+      .from(idempotencyKeys)
+      .where(eq(idempotencyKeys.clientId, daily.id));
+    expect(keys).toEqual([{ key: "recent" }]);
     expect(log.mock.calls.join("\n")).toMatch(/retention: purged .*"sessions":\d+/);
   });
 

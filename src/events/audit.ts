@@ -2,6 +2,7 @@
  * The audit trail's writer (docs/management.md "Audit trail"): an entry is a statement for the
  * batch of the write it records, so the two land together or not at all.
  */
+import type { SQL } from "drizzle-orm";
 import type { Context } from "hono";
 import { insertAuditEvent } from "../db/queries/audit";
 import type { AuditActor, SignInMethod } from "../db/schema";
@@ -15,7 +16,8 @@ export type Actor = { actor: AuditActor; clientId: string; merchantId: number };
 export type AuditRecord = {
   /** `user.status`, `user.logout`, `user.connection.withdraw`, ... (docs/management.md). */
   action: string;
-  userId?: number;
+  /** A number, or a statement's own subquery for a user the same batch makes. */
+  userId?: number | SQL<number>;
   targetClientId?: string;
   /** Field names, statuses and counts; never a secret or a personal value. */
   detail?: Record<string, unknown>;

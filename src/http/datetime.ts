@@ -49,3 +49,21 @@ export function parseDatetime(text: string, { dateAlone = false } = {}): number 
   const [year, month, day, hour = 0, minute = 0, second = 0] = match.slice(1).map((part) => Number(part ?? 0));
   return utcSeconds(year!, month!, day!, hour, minute, second);
 }
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/**
+ * Why `value` is not the spec's birthday, or null when it is: `YYYY-MM-DD`, a real date not in the
+ * future; `00` where a part is unknown: year `0000` (any real month and day, 29 February
+ * included), day `00`, or month and day `00-00`.
+ */
+export function birthdayProblem(value: string): string | null {
+  const match = DATE.exec(value);
+  if (match === null) return "expected YYYY-MM-DD (0000 or 00 where unknown)";
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  // A leap year stands in for an unknown one, and the 1st for an unknown day.
+  const real = month === 0 ? day === 0 : utcSeconds(year === 0 ? 2000 : year, month, day === 0 ? 1 : day) !== null;
+  if (!real) return "not a real date";
+  if (value > new Date().toISOString().slice(0, 10)) return "a birthday cannot be in the future";
+  return null;
+}

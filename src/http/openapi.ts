@@ -15,7 +15,7 @@ const OPERATION = Symbol("openapi operation");
 
 export type Parameter = {
   name: string;
-  in: "query" | "path";
+  in: "query" | "path" | "header";
   description?: string;
   required?: boolean;
   schema: Record<string, unknown>;

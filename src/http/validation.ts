@@ -36,6 +36,17 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
       }
       if (!result.success) {
         const issue = result.error.issues[0];
+        if (issue?.code === "unrecognized_keys") {
+          const within = issue.path.join(".");
+          throw invalidRequest(
+            kind,
+            described(
+              within === ""
+                ? `Unknown parameter '${issue.keys[0]}'`
+                : `Parameter '${within}' is invalid: unknown member '${issue.keys[0]}'`,
+            ),
+          );
+        }
         const name = issue?.path.join(".") || "request";
         const input = result.data as Record<string, unknown> | undefined;
         const missing = issue?.path.length === 1 && input?.[String(issue.path[0])] === undefined;

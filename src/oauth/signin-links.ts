@@ -18,6 +18,7 @@
  */
 import type { Context } from "hono";
 import type { Database } from "../db/client";
+import { violatesUnique } from "../db/constraints";
 import type { ClientRecord } from "../db/queries/clients";
 import { claimUnownedMails } from "../db/queries/mails";
 import { findClient } from "../db/queries/clients";
@@ -70,8 +71,6 @@ const SIGNIN_RESEND_SECONDS = 60;
  * the next back, for those seconds at most.
  */
 const UNMAILED_HOLD_SECONDS = Math.ceil(CALL_DEADLINE_MS / 1000) + MAIL_SENDING_SECONDS + 1;
-/** The address's unique index refusing a second user of it (D1's words). */
-const ADDRESS_TAKEN = "UNIQUE constraint failed: user_emails.value";
 const MAX_TOKEN_LENGTH = 64;
 
 export type LinkRequest = {
@@ -309,17 +308,11 @@ async function signInUser(db: Database, email: string, owner: AddressOwner | und
   } catch (err) {
     // Landed with its answer lost, or refused by the address's unique index as another request of
     // this use made the user first: either way the user is there now. Anything else is thrown.
-    if (!platformFaultOf(err) && !isAddressTaken(err)) throw err;
+    if (!platformFaultOf(err) && !violatesUnique(err, "user_emails.value")) throw err;
     const made = await findAddressOwner(db, email);
     if (!made) throw err;
     return made.user.id;
   }
-}
-
-/** Whether `err` is, or wraps (drizzle's DrizzleQueryError), the address's unique index refusing a second user. */
-function isAddressTaken(err: unknown): boolean {
-  const cause = (err as { cause?: unknown } | null)?.cause;
-  return [err, cause].some((e) => e instanceof Error && e.message.includes(ADDRESS_TAKEN));
 }
 
 /**

@@ -22,6 +22,8 @@ export const API_ENDPOINTS = [
   "user/logout",
   "user/connection",
   "user/erase",
+  "user/create",
+  "user/update",
   "user/export",
   "audit",
 ] as const;

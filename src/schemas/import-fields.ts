@@ -5,7 +5,7 @@
  * written as hex by db/sql-script.ts); test/import-limits.test.ts imports such rows to prove it.
  */
 import * as z from "zod";
-import { LAST_SECOND, parseDatetime, utcSeconds } from "../http/datetime";
+import { birthdayProblem, LAST_SECOND, parseDatetime } from "../http/datetime";
 import { canonicalEmailAddress } from "./email-address";
 import { LIMITS } from "./limits";
 
@@ -46,8 +46,6 @@ function protoKeyPaths(value: unknown, path: PropertyKey[] = []): PropertyKey[][
   );
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
 /** `YYYY-MM-DD HH:MM:SS` (UTC) or Unix seconds, 1970 to 9999, to Unix seconds. */
 export const datetime = z.union([z.number(), z.string()]).transform((value, ctx) => {
   const seconds = typeof value === "number" ? value : parseDatetime(value);
@@ -64,20 +62,11 @@ export const datetime = z.union([z.number(), z.string()]).transform((value, ctx)
   return seconds!;
 });
 
-/**
- * The spec's birthday: `YYYY-MM-DD`, a real date not in the future; `00` where a part is unknown:
- * year `0000` (any real month and day, 29 February included), day `00`, or month and day `00-00`.
- */
-export const birthday = z
-  .string()
-  .regex(DATE, { message: "expected YYYY-MM-DD (0000 or 00 where unknown)", abort: true })
-  .refine((value) => {
-    const [year, month, day] = value.split("-").map(Number) as [number, number, number];
-    if (month === 0) return day === 0;
-    // A leap year stands in for an unknown one, and the 1st for an unknown day.
-    return utcSeconds(year === 0 ? 2000 : year, month, day === 0 ? 1 : day) !== null;
-  }, "not a real date")
-  .refine((value) => value <= new Date().toISOString().slice(0, 10), "a birthday cannot be in the future");
+/** The spec's birthday (http/datetime.ts birthdayProblem says what it is). */
+export const birthday = z.string().superRefine((value, ctx) => {
+  const problem = birthdayProblem(value);
+  if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+});
 
 /** Integers that the API serializes as strings may be given either way. */
 export const integerId = z.union([

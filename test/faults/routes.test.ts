@@ -247,6 +247,21 @@ const ROUTES: Route[] = [
     request: async (s) => [`/api/2/user/${s.userId}`, { method: "DELETE", headers: bearer(await adminToken()) }],
   },
   {
+    name: "POST /api/2/user",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 201,
+    request: (s) => [
+      "/api/2/user",
+      form({ email: `created-${crypto.randomUUID()}@example.org` }, bearer(s.serverToken)),
+    ],
+  },
+  {
+    name: "POST /api/2/user/{id}",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: (s) => [`/api/2/user/${s.userId}`, form({ displayName: "Changed" }, bearer(s.serverToken))],
+  },
+  {
     name: "GET /api/2/audit",
     uses: ["DB", "RATE_LIMITER"],
     ok: 200,

@@ -1,10 +1,11 @@
 import { and, desc, eq, gte, lte, type SQL } from "drizzle-orm";
+import type { SQLiteInsertValue } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { auditEvents } from "../schema";
 
 export type AuditEventRecord = typeof auditEvents.$inferSelect;
 
-export function insertAuditEvent(db: Database, event: typeof auditEvents.$inferInsert) {
+export function insertAuditEvent(db: Database, event: SQLiteInsertValue<typeof auditEvents>) {
   return db.insert(auditEvents).values(event);
 }
 

@@ -5,7 +5,7 @@
 import { and, inArray, lte, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
-import { auditEvents, clients, refreshTokens, sessions, signinRequests } from "../schema";
+import { auditEvents, clients, idempotencyKeys, refreshTokens, sessions, signinRequests } from "../schema";
 
 function deleteUpTo(db: Database, table: SQLiteTable, key: SQLiteColumn, where: ReturnType<typeof and>, limit: number) {
   return db.delete(table).where(inArray(key, db.select({ key }).from(table).where(where).limit(limit)));
@@ -40,4 +40,11 @@ export function purgeSigninRequests(db: Database, before: number, limit: number)
 /** Audit entries older than the retention period. */
 export function purgeAuditEvents(db: Database, before: number, limit: number) {
   return deleteUpTo(db, auditEvents, auditEvents.id, lte(auditEvents.at, before), limit);
+}
+
+/** Idempotency keys older than a retry can come (jobs/retention.ts). */
+export function purgeIdempotencyKeys(db: Database, before: number, limit: number) {
+  // Keyed by two columns: the rows are picked by their rowid.
+  const expired = sql`SELECT rowid FROM ${idempotencyKeys} WHERE ${lte(idempotencyKeys.created, before)} LIMIT ${limit}`;
+  return db.delete(idempotencyKeys).where(sql`rowid IN (${expired})`);
 }

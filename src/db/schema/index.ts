@@ -12,3 +12,4 @@ export * from "./sign-in";
 export * from "./devices";
 export * from "./key-fingerprints";
 export * from "./audit";
+export * from "./idempotency";

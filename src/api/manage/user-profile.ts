@@ -1,0 +1,168 @@
+/**
+ * Creating a user and changing a user's profile (SPiD's `POST /user` and `POST /user/{userId}`;
+ * docs/management.md "Creating a user", "Changing a profile"): form fields as SPiD takes them,
+ * only the fields sent written, each write one D1 batch with its audit entry.
+ */
+import { type Context, Hono } from "hono";
+import { readUserProfile } from "../../db/cached-reads";
+import { violatesUnique } from "../../db/constraints";
+import { findClient } from "../../db/queries/clients";
+import { findIdempotencyKey, insertIdempotencyKey } from "../../db/queries/idempotency";
+import { changedFields, insertUser, updateUserProfile } from "../../db/queries/user-profile";
+import { findAddressOwner, findUserIdByUuid, newUserId } from "../../db/queries/users";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { auditEntry } from "../../events/audit";
+import { describeRoute, respond } from "../../http/container";
+import { nowInSeconds } from "../../http/datetime";
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, keyReusedError, requestFingerprint } from "../../http/idempotency";
+import { validate } from "../../http/validation";
+import { requireToken } from "../../middleware/auth";
+import { isRegisteredRedirectUri } from "../../oauth/redirect-uri";
+import { linkAuthorization, requestSignInLink } from "../../oauth/signin-links";
+import { pageLocale } from "../../pages/locale";
+import { canonicalEmailAddress } from "../../schemas/email-address";
+import { userSchema } from "../../schemas/responses/user";
+import { profileFieldsOf, userCreateSchema, userUpdateSchema } from "../../schemas/user-profile";
+import { USER_STATUS } from "../../schemas/value-sets";
+import { userView } from "../views/user";
+import { callerAuthority, managedUser } from "./authority";
+
+const PROFILE_FIELDS =
+  "`displayName`, `preferredUsername`, `url`, `photo`, `gender`, `birthday` (YYYY-MM-DD), `locale`, `utcOffset` (+01:00), `name` (JSON: givenName, familyName, formatted) and `addresses` (JSON: type → address, null removes the type)";
+
+const notAvailable = () => new ApiError(409, "invalid_request", "The email address is not available");
+
+/** The user `userId` (or the one whose uuid it is) as the API shows it now, fresh from D1. */
+async function respondWithUser(c: Context<AppEnv>, user: number | { uuid: string }, status = 200) {
+  const userId = typeof user === "number" ? user : await findUserIdByUuid(c.get("db")(), user.uuid);
+  const profile = userId === undefined ? undefined : await readUserProfile(c.get("db"), userId, true);
+  if (!profile) throw new ApiError(404, "invalid_request", "User not found");
+  return respond(c, { object: "User", data: userView(profile) }, status);
+}
+
+export const userProfileRoutes = new Hono<AppEnv>()
+  .post(
+    "/user",
+    describeRoute({
+      name: "Create a user",
+      controller: "api/manage/user-profile#create",
+      description: `SPiD's create: \`email\` (required; unique across the service), the profile's fields (${PROFILE_FIELDS}), and \`redirectUri\` (registered for the calling client: the new address is mailed a sign-in link that confirms it and leads there). The user is unverified (status 0), has no password, and is connected to the calling client. 409 "The email address is not available". With an \`${IDEMPOTENCY_KEY_HEADER}\` header, a retry of the same request answers the user the first made; the same key with another request is a 422.`,
+      parameters: [{ name: IDEMPOTENCY_KEY_HEADER, in: "header", schema: { type: "string", maxLength: 255 } }],
+      success: { status: 201, data: userSchema },
+    }),
+    requireToken("user/create", "server"),
+    validate("form", userCreateSchema),
+    async (c) => {
+      const form = c.req.valid("form");
+      const email = canonicalEmailAddress(form.email);
+      if (email === null) throw new ApiError(400, "invalid_request", "Parameter 'email' is not an e-mail address");
+      const authority = await callerAuthority(c);
+      const db = c.get("db")();
+      const key = idempotencyKeyOf(c);
+      const fingerprint = key === undefined ? undefined : await requestFingerprint(c);
+      const earlier = async () => {
+        const found = key === undefined ? undefined : await findIdempotencyKey(db, authority.clientId, key);
+        if (!found) return undefined;
+        if (found.requestHash !== fingerprint) throw keyReusedError();
+        return respondWithUser(c, { uuid: found.resource.slice("user:".length) }, 201);
+      };
+      const repeated = await earlier();
+      if (repeated) return repeated;
+
+      const client = await findClient(db, authority.clientId);
+      if (!client) throw new ApiError(404, "invalid_request", "Unknown client ID");
+      if (
+        form.redirectUri !== undefined &&
+        !isRegisteredRedirectUri(client.redirectUris, form.redirectUri, client.publicClient)
+      ) {
+        throw new ApiError(
+          400,
+          "redirect_uri_mismatch",
+          "Parameter 'redirectUri' is not registered for the calling client",
+        );
+      }
+      if (await findAddressOwner(db, email)) throw notAvailable();
+      const now = nowInSeconds();
+      const uuid = crypto.randomUUID();
+      const profile = profileFieldsOf(form);
+      const userId = newUserId(uuid);
+      let created: number;
+      try {
+        const [[inserted]] = await db.batch([
+          ...insertUser(db, { uuid, email, profile, client, now }),
+          auditEntry(c, authority, { action: "user.create", userId, detail: { fields: changedFields(profile) } }, now),
+          ...(key === undefined
+            ? []
+            : [
+                insertIdempotencyKey(db, {
+                  clientId: client.id,
+                  key,
+                  requestHash: fingerprint!,
+                  resource: `user:${uuid}`,
+                  created: now,
+                }),
+              ]),
+        ]);
+        created = inserted!.id;
+      } catch (err) {
+        // A request with the same key won the race: answer what it made. The address taken by another: 409.
+        if (violatesUnique(err, "idempotency_keys")) return (await earlier())!;
+        if (violatesUnique(err, "user_emails.value")) throw notAvailable();
+        throw err;
+      }
+      if (form.redirectUri !== undefined) {
+        await requestSignInLink(
+          c.env,
+          db,
+          {
+            client,
+            email,
+            redirectUri: form.redirectUri,
+            remember: true,
+            context: null,
+            locale: pageLocale(form.locale ?? "en_US", undefined),
+            authorization: linkAuthorization(client.id, form.redirectUri),
+          },
+          now,
+          c.executionCtx,
+        );
+      }
+      return respondWithUser(c, created, 201);
+    },
+  )
+  .post(
+    "/user/:userId",
+    describeRoute({
+      name: "Change a user's profile",
+      controller: "api/manage/user-profile#update",
+      description: `SPiD's update: only the fields sent change (${PROFILE_FIELDS}); an empty value clears a text field. E-mail addresses, phone numbers and the password are the user's own to change, not the API's (400). A client changes the users connected to it; an admin client its merchant's; the operator's client any. A deleted user is a 409.`,
+      success: { data: userSchema },
+    }),
+    requireToken("user/update", "server"),
+    validate("form", userUpdateSchema),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const profile = await managedUser(c, authority);
+      if (
+        authority.actor === "client" &&
+        !profile.connections.some(({ clientId }) => clientId === authority.clientId)
+      ) {
+        throw new ApiError(403, "access_denied", "Client is not authorized to access this user");
+      }
+      if (profile.user.status === USER_STATUS.deleted) {
+        throw new ApiError(409, "invalid_request", "The user is deleted: a deleted account's profile does not change");
+      }
+      const fields = profileFieldsOf(c.req.valid("form"));
+      const changed = changedFields(fields);
+      if (changed.length === 0) throw new ApiError(400, "invalid_request", "No field to change was sent");
+      const now = nowInSeconds();
+      const db = c.get("db")();
+      const userId = profile.user.id;
+      await db.batch([
+        auditEntry(c, authority, { action: "user.update", userId, detail: { fields: changed } }, now),
+        ...updateUserProfile(db, userId, fields, now),
+      ]);
+      return respondWithUser(c, userId);
+    },
+  );

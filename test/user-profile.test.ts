@@ -1,0 +1,232 @@
+/**
+ * Creating users and changing profiles through the API (SPiD's POST /user and POST /user/{userId};
+ * docs/management.md): only the fields sent change, every refusal by role and by value, the
+ * Idempotency-Key on creates, and the audit entry of each write.
+ */
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { bearer, call, container, serverToken, userToken, webClient } from "./helpers/http";
+import { mailbox } from "./helpers/mailbox";
+import { createClient, createUser } from "./helpers/seed";
+
+const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
+let nextUser = 7_300 + Math.floor(Math.random() * 40) * 5;
+let web: string;
+let admin: string;
+beforeAll(async () => {
+  web = await serverToken(webClient);
+  admin = await serverToken(await createClient({ admin: true }));
+});
+afterEach(() => vi.restoreAllMocks());
+
+const fresh = () => `new-${crypto.randomUUID()}@example.org`;
+
+function create(token: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return call("/api/2/user", {
+    method: "POST",
+    headers: { ...bearer(token), ...FORM, ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+function update(token: string, userId: number | string, fields: Record<string, string>) {
+  return call(`/api/2/user/${userId}`, {
+    method: "POST",
+    headers: { ...bearer(token), ...FORM },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+async function auditOf(query: string) {
+  const res = await call(`/api/2/audit?${query}`, { headers: bearer(admin) });
+  return (await container(res)).data as Record<string, any>[];
+}
+
+async function expectError(res: Response, status: number, description: string | RegExp) {
+  expect(res.status).toBe(status);
+  expect((await container(res)).error?.error_description).toMatch(description);
+}
+
+describe("POST /api/2/user", () => {
+  it("creates an unverified user connected to the calling client, with the profile sent", async () => {
+    const email = fresh();
+    const res = await create(web, {
+      email,
+      displayName: "Nora N.",
+      name: JSON.stringify({ givenName: "Nora", familyName: "Nilsen" }),
+      addresses: JSON.stringify({ home: { streetAddress: "Kirkegata 3", postalCode: "0153", locality: "Oslo" } }),
+      birthday: "1995-05-17",
+      gender: "female",
+      locale: "nb_NO",
+    });
+    expect(res.status).toBe(201);
+    const user = (await container(res)).data;
+    expect(user).toMatchObject({
+      status: 0,
+      email,
+      emailVerified: false,
+      emails: [{ value: email, primary: true, verified: false }],
+      displayName: "Nora N.",
+      name: { givenName: "Nora", familyName: "Nilsen", formatted: null },
+      birthday: "1995-05-17",
+      gender: "female",
+      locale: "nb_NO",
+      addresses: { home: expect.objectContaining({ streetAddress: "Kirkegata 3" }) },
+    });
+    const shown = await call(`/api/2/user/${user.userId}`, { headers: bearer(web) });
+    expect((await container(shown)).data).toMatchObject({ email, displayName: "Nora N." });
+    // The name is searchable at once (send the write's bookmark).
+    const found = await call(`/api/2/users?familyName=nilsen&email=${email}`, {
+      headers: { ...bearer(web), "x-d1-bookmark": res.headers.get("x-d1-bookmark")! },
+    });
+    expect((await container(found)).data.map((u: { userId: string }) => u.userId)).toEqual([user.userId]);
+
+    const [entry] = await auditOf(`userId=${user.userId}`);
+    expect(entry).toMatchObject({ action: "user.create", actor: "client", clientId: webClient.id });
+    expect(entry!.detail.fields).toEqual(
+      expect.arrayContaining(["displayName", "name.givenName", "name.familyName", "addresses.home", "birthday"]),
+    );
+    expect(JSON.stringify(entry)).not.toContain("Nora");
+  });
+
+  it("refuses an address that is taken, in any case, and creates nothing", async () => {
+    const email = fresh();
+    expect((await create(web, { email })).status).toBe(201);
+    await expectError(await create(web, { email: email.toUpperCase() }), 409, "The email address is not available");
+    await expectError(
+      await create(web, { email: "ingrid.hansen@example.org" }),
+      409,
+      "The email address is not available",
+    );
+  });
+
+  it.each([
+    ["no e-mail", {}, /Parameter 'email' is missing/],
+    ["not an e-mail", { email: "not-an-address" }, /not an e-mail address/],
+    ["a password", { email: "x@example.org", password: "secret secret" }, /Unknown parameter 'password'/],
+    ["a name that is not JSON", { email: "x@example.org", name: "Nora" }, /Parameter 'name'/],
+    ["a name with an unknown part", { email: "x@example.org", name: '{"middleName":"X"}' }, /Parameter 'name'/],
+    ["the current location as an address type", { email: "x@example.org", addresses: '{"current":{}}' }, /addresses/],
+    ["a birthday in the future", { email: "x@example.org", birthday: "2999-01-01" }, /birthday/],
+    ["an unknown gender", { email: "x@example.org", gender: "unknown" }, /gender/],
+    ["a display name over 255 bytes", { email: "x@example.org", displayName: "å".repeat(128) }, /displayName/],
+  ])("refuses %s with a 400 that names it", async (_, fields, description) => {
+    await expectError(await create(web, fields as Record<string, string>), 400, description);
+  });
+
+  it("mails a sign-in link to the new address when asked, to a registered redirect URI only", async () => {
+    const box = mailbox();
+    const email = fresh();
+    const res = await create(web, { email, redirectUri: webClient.redirectUris[0]! });
+    expect(res.status).toBe(201);
+    expect(await box.link(email)).toMatch(/^\/oauth\/signin\?token=/);
+
+    const other = fresh();
+    await expectError(
+      await create(web, { email: other, redirectUri: "https://evil.example/" }),
+      400,
+      /redirectUri.* not registered/,
+    );
+    expect((await create(web, { email: other })).status).toBe(201);
+  });
+
+  it("answers a retried create with the same Idempotency-Key by the user the first made", async () => {
+    const key = crypto.randomUUID();
+    const email = fresh();
+    const first = await create(web, { email, displayName: "Once" }, { "Idempotency-Key": key });
+    const again = await create(web, { email, displayName: "Once" }, { "Idempotency-Key": key });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    const [made, answered] = [(await container(first)).data, (await container(again)).data];
+    expect(answered.userId).toBe(made.userId);
+    expect(await auditOf(`userId=${made.userId}&action=user.create`)).toHaveLength(1);
+
+    await expectError(
+      await create(web, { email: fresh() }, { "Idempotency-Key": key }),
+      422,
+      "The Idempotency-Key was used with another request",
+    );
+    // Keys are the client's own: another client's same key is another create.
+    const app = await serverToken(await createClient());
+    expect((await create(app, { email: fresh() }, { "Idempotency-Key": key })).status).toBe(201);
+    await expectError(
+      await create(web, { email: fresh() }, { "Idempotency-Key": "with space" }),
+      400,
+      /Idempotency-Key/,
+    );
+  });
+
+  it("takes a server token only", async () => {
+    expect((await create(await userToken(), { email: fresh() })).status).toBe(403);
+  });
+});
+
+describe("POST /api/2/user/{userId}", () => {
+  async function profiled() {
+    const userId = nextUser++;
+    await createUser(userId, {
+      displayName: "Before",
+      name: { givenName: "Per", familyName: "Olsen" },
+      birthday: "1980-01-02",
+      addresses: { home: { streetAddress: "Storgata 9", locality: "Oslo" } },
+    });
+    return userId;
+  }
+
+  it("changes only the fields sent", async () => {
+    const userId = await profiled();
+    const res = await update(web, userId, { displayName: "After" });
+    expect(res.status).toBe(200);
+    const user = (await container(res)).data;
+    expect(user).toMatchObject({
+      displayName: "After",
+      name: { givenName: "Per", familyName: "Olsen" },
+      birthday: "1980-01-02",
+      addresses: { home: expect.objectContaining({ streetAddress: "Storgata 9" }) },
+    });
+    expect(user.updated).not.toBe("2024-01-01 00:00:00");
+    const [entry] = await auditOf(`userId=${userId}&action=user.update`);
+    expect(entry).toMatchObject({ actor: "client", detail: { fields: ["displayName"] } });
+  });
+
+  it("changes one part of the name, one address type, and clears a field sent empty", async () => {
+    const userId = await profiled();
+    await update(web, userId, {
+      name: JSON.stringify({ familyName: "Berg" }),
+      addresses: JSON.stringify({ delivery: { streetAddress: "Havnegata 1", locality: "Bergen" } }),
+    });
+    let user = (await container(await update(web, userId, { displayName: "" }))).data;
+    expect(user.name).toMatchObject({ givenName: "Per", familyName: "Berg" });
+    expect(user.displayName).toBeNull();
+    expect(Object.keys(user.addresses).sort()).toEqual(["delivery", "home"]);
+    user = (await container(await update(web, userId, { addresses: JSON.stringify({ home: null }) }))).data;
+    expect(Object.keys(user.addresses)).toEqual(["delivery"]);
+  });
+
+  it("never changes addresses, phone numbers or the password; refuses an empty change", async () => {
+    const userId = await profiled();
+    await expectError(await update(web, userId, { email: "new@example.org" }), 400, "Unknown parameter 'email'");
+    await expectError(await update(web, userId, { phoneNumber: "+4712345678" }), 400, /Unknown parameter/);
+    await expectError(await update(web, userId, { password: "a new passphrase" }), 400, /Unknown parameter/);
+    await expectError(await update(web, userId, {}), 400, "No field to change was sent");
+  });
+
+  it("is the connected client's, an admin client's of its merchant, or the operator's", async () => {
+    const userId = await profiled();
+    const sameMerchant = await serverToken(await createClient());
+    await expectError(
+      await update(sameMerchant, userId, { displayName: "X" }),
+      403,
+      "Client is not authorized to access this user",
+    );
+    expect((await update(admin, userId, { displayName: "By admin" })).status).toBe(200);
+    await expectError(
+      await update(await serverToken(await createClient({ merchantId: 20 })), userId, { displayName: "X" }),
+      404,
+      "User not found",
+    );
+    expect((await update(await userToken(), 1001, { displayName: "X" })).status).toBe(403);
+    const deleted = nextUser++;
+    await createUser(deleted, { status: -3 });
+    await expectError(await update(web, deleted, { displayName: "X" }), 409, /deleted/);
+  });
+});
