@@ -61,6 +61,16 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
     token: "server",
     init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "displayName=x" },
   },
+  "client/secret": {
+    path: "/api/2/client/no-such-client/secret",
+    token: "server",
+    init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "" },
+  },
+  "client/status": {
+    path: "/api/2/client/no-such-client/status",
+    token: "server",
+    init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "status=disabled" },
+  },
   audit: { path: "/api/2/audit", token: "server" },
   register: {
     path: "/oauth/register",

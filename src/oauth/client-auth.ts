@@ -7,7 +7,9 @@
  * no D1 round trip (measured locally: 904 -> 4,150 token requests/s; docs/benchmarks.md).
  * Changes to a client (secret, grants, redirect URIs, allow-list, deletion) apply within that
  * time, as they do for the rate limiter's policy; a secret that fails against a cached record is
- * checked against D1 before it is refused, so a rotated secret works at once. Unknown ids are
+ * checked against D1 before it is refused, so a rotated secret works at once. After a rotation the
+ * previous secret works too until the end its rotation set (docs/management.md); a disabled
+ * client is not found. Unknown ids are
  * never cached, so made-up ids cannot fill the cache. A cached id therefore answers faster than
  * an unknown one: that tells only whether a client id is in use, and client ids are public. The
  * secret that last verified answers faster again: that tells its sender only what the answer says.
@@ -19,17 +21,19 @@ import { findClient, type ClientRecord } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import { decodeBase64Utf8 } from "../http/encoding";
+import { nowInSeconds } from "../http/datetime";
 import { clientIp, ipAllowed } from "../http/ip";
 import { matchesSecret } from "../security/constant-time";
 import { verifySecret } from "../security/data-protection";
 
 const CLIENT_CACHE_TTL_MS = 60_000;
 /**
- * A found client, and the last secret that verified against this very record: the same secret
- * presented again is compared with it instead of being hashed again (docs/benchmarks.md "The
- * token endpoint's client cache"). It lives only in the isolate's memory, beside the key that hashes it.
+ * A found client, and the last secret that verified against this very record, with until when
+ * it is valid (a previous secret's end; Infinity for the current one): the same secret presented
+ * again is compared with it instead of being hashed again (docs/benchmarks.md "The token
+ * endpoint's client cache"). It lives only in the isolate's memory, beside the key that hashes it.
  */
-type CachedClient = { record: ClientRecord; verifiedSecret?: string };
+type CachedClient = { record: ClientRecord; verifiedSecret?: string; verifiedUntil?: number };
 const clientCache = new IsolateCache<CachedClient>(CLIENT_CACHE_TTL_MS);
 
 /**
@@ -61,19 +65,44 @@ export async function authenticateClient(
     return allowedFrom(c, client);
   }
   const credentials = presentedCredentials(authorization, body);
+  const now = nowInSeconds();
   const cached = clientCache.get(credentials.id);
-  if (cached?.verifiedSecret !== undefined && matchesSecret(credentials.secret, cached.verifiedSecret)) {
+  if (
+    cached?.verifiedSecret !== undefined &&
+    cached.verifiedUntil! > now &&
+    matchesSecret(credentials.secret, cached.verifiedSecret)
+  ) {
     return allowedFrom(c, registeredMethod(cached.record, credentials.method));
   }
   let client = cached ?? (await loadClient(c.get("db")(), credentials.id));
-  let valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.record.secretHash ?? "");
-  if (cached && !valid) {
+  let validUntil = await secretValidUntil(c, credentials.secret, client?.record, now);
+  if (cached && validUntil === undefined) {
     client = await loadClient(c.get("db")(), credentials.id);
-    valid = await verifySecret(c.env.DATA_PROTECTION_KEY, credentials.secret, client?.record.secretHash ?? "");
+    validUntil = await secretValidUntil(c, credentials.secret, client?.record, now);
   }
-  if (!client || !valid) throw clientAuthFailed(credentials.method, "Client authentication failed");
+  if (!client || validUntil === undefined) throw clientAuthFailed(credentials.method, "Client authentication failed");
   client.verifiedSecret = credentials.secret;
+  client.verifiedUntil = validUntil;
   return allowedFrom(c, registeredMethod(client.record, credentials.method));
+}
+
+/**
+ * Until when `secret` is the client's: for ever as its current secret, until the previous
+ * secret's end as that one (a rotation's overlap); undefined when it is neither. An unknown
+ * client costs the one hash a known one does.
+ */
+async function secretValidUntil(
+  c: Context<AppEnv>,
+  secret: string,
+  record: ClientRecord | undefined,
+  now: number,
+): Promise<number | undefined> {
+  const key = c.env.DATA_PROTECTION_KEY;
+  if (await verifySecret(key, secret, record?.secretHash ?? "")) return Infinity;
+  const previous = record?.previousSecretHash;
+  const expires = record?.previousSecretExpires ?? 0;
+  if (previous && expires > now && (await verifySecret(key, secret, previous))) return expires;
+  return undefined;
 }
 
 /**

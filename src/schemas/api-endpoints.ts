@@ -24,6 +24,8 @@ export const API_ENDPOINTS = [
   "user/erase",
   "user/create",
   "user/update",
+  "client/secret",
+  "client/status",
   "user/export",
   "audit",
 ] as const;

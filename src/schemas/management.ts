@@ -6,3 +6,11 @@ export const ACCOUNT_STATUSES = ["active", "blocked", "inactive"] as const;
 
 /** POST /api/2/user/{userId}/status, form-encoded. */
 export const userStatusRequestSchema = z.object({ status: z.enum(ACCOUNT_STATUSES) });
+
+/** POST /api/2/client/{clientId}/secret, form-encoded: until when the old secret keeps working. */
+export const clientSecretRequestSchema = z.object({
+  previousSecretValidUntil: z.optional(z.string().check(z.maxLength(32))),
+});
+
+/** POST /api/2/client/{clientId}/status, form-encoded. */
+export const clientStatusRequestSchema = z.object({ status: z.enum(["active", "disabled"]) });

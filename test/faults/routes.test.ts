@@ -262,6 +262,21 @@ const ROUTES: Route[] = [
     request: (s) => [`/api/2/user/${s.userId}`, form({ displayName: "Changed" }, bearer(s.serverToken))],
   },
   {
+    name: "POST /api/2/client/{id}/secret",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async () => [`/api/2/client/${(await createClient()).id}/secret`, form({}, bearer(await adminToken()))],
+  },
+  {
+    name: "POST /api/2/client/{id}/status",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async () => [
+      `/api/2/client/${(await createClient()).id}/status`,
+      form({ status: "disabled" }, bearer(await adminToken())),
+    ],
+  },
+  {
     name: "GET /api/2/audit",
     uses: ["DB", "RATE_LIMITER"],
     ok: 200,

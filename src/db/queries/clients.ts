@@ -1,11 +1,21 @@
-import { eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { clients, digitalContents, products } from "../schema";
 
 export type ClientRecord = typeof clients.$inferSelect;
 
+/** The client, unless it is disabled: a disabled client is unknown to every flow (docs/management.md). */
 export async function findClient(db: Database, id: string): Promise<ClientRecord | undefined> {
+  return db
+    .select()
+    .from(clients)
+    .where(and(eq(clients.id, id), isNull(clients.disabled)))
+    .get();
+}
+
+/** The client, disabled or not: for managing it. */
+export async function findClientRecord(db: Database, id: string): Promise<ClientRecord | undefined> {
   return db.select().from(clients).where(eq(clients.id, id)).get();
 }
 
@@ -13,7 +23,7 @@ export async function listMerchantClients(db: Database, merchantId: number): Pro
   return db.select().from(clients).where(eq(clients.merchantId, merchantId)).orderBy(clients.id).all();
 }
 
-/** What the rate limiter checks for a client on every API call. */
+/** What the rate limiter checks for a client on every API call; none for a disabled client. */
 export async function findClientPolicy(db: Database, id: string) {
   return db
     .select({
@@ -23,7 +33,7 @@ export async function findClientPolicy(db: Database, id: string) {
       apiEndpoints: clients.apiEndpoints,
     })
     .from(clients)
-    .where(eq(clients.id, id))
+    .where(and(eq(clients.id, id), isNull(clients.disabled)))
     .get();
 }
 
@@ -84,4 +94,24 @@ export function inClientScope(db: Database, column: SQLiteColumn, scope: ClientS
   if (scope === null) return undefined;
   if ("clientId" in scope) return eq(column, scope.clientId);
   return inArray(column, db.select({ id: clients.id }).from(clients).where(eq(clients.merchantId, scope.merchantId)));
+}
+
+/**
+ * A new secret for the client: the current one becomes the previous, valid until
+ * `previousExpires`; an older previous one ends now.
+ */
+export function rotateClientSecret(db: Database, id: string, secretHash: string, previousExpires: number, now: number) {
+  return db
+    .update(clients)
+    .set({
+      previousSecretHash: sql`${clients.secretHash}`,
+      previousSecretExpires: previousExpires,
+      secretHash,
+      updated: now,
+    })
+    .where(eq(clients.id, id));
+}
+
+export function setClientDisabled(db: Database, id: string, disabled: number | null, now: number) {
+  return db.update(clients).set({ disabled, updated: now }).where(eq(clients.id, id));
 }

@@ -28,6 +28,14 @@ export const clients = sqliteTable(
     domain: text("domain").notNull().default(""),
     /** HMAC-SHA256 of the client secret under the data-protection key (base64url). */
     secretHash: text("secret_hash").notNull(),
+    /**
+     * The secret before the last rotation, valid beside the new one until `previous_secret_expires`
+     * (docs/management.md "Rotating a client secret"); null when there is none.
+     */
+    previousSecretHash: text("previous_secret_hash"),
+    previousSecretExpires: integer("previous_secret_expires"),
+    /** When the client was disabled: it then authenticates nowhere and its tokens are refused; null while enabled. */
+    disabled: integer("disabled"),
     /** AES-GCM sealed signing secret for response signing (see security/data-protection.ts). */
     signingSecretSealed: text("signing_secret_sealed"),
     redirectUris: text("redirect_uris", { mode: "json" })

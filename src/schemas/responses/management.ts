@@ -57,3 +57,12 @@ export const userExportSchema = z.object({
   mails: z.optional(z.array(mailSchema)),
   audit: z.array(auditEventSchema),
 });
+
+/** A rotated client secret, answered once. */
+export const clientSecretSchema = z.object({
+  clientId: z.string(),
+  clientSecret: z.string(),
+  previousSecretValidUntil: z.string(),
+});
+
+export const clientStatusSchema = z.object({ clientId: z.string(), status: z.enum(["active", "disabled"]) });

@@ -1,0 +1,137 @@
+/**
+ * Managing clients while the service runs (docs/management.md "Managing clients"): rotating a
+ * client's secret with an overlap, and disabling or enabling a client. An admin client manages
+ * its merchant's clients; the operator's client every client. Each write is one D1 batch with its
+ * audit entry; this isolate forgets its cached copy at once, the others within their minute.
+ */
+import { type Context, Hono } from "hono";
+import { type ClientRecord, findClientRecord, rotateClientSecret, setClientDisabled } from "../../db/queries/clients";
+import type { AppEnv } from "../../env";
+import { ApiError, OAuthError } from "../../errors";
+import { auditEntry } from "../../events/audit";
+import { describeRoute, respond } from "../../http/container";
+import { formatDatetime, nowInSeconds, parseDatetime } from "../../http/datetime";
+import { validate } from "../../http/validation";
+import { requireToken } from "../../middleware/auth";
+import { forgetClient } from "../../oauth/client-auth";
+import { clientSecretSchema, clientStatusSchema } from "../../schemas/responses/management";
+import { clientSecretRequestSchema, clientStatusRequestSchema } from "../../schemas/management";
+import { hashSecret } from "../../security/data-protection";
+import { randomToken } from "../../security/random-token";
+import { type Authority, callerAuthority, requireAdministration } from "./authority";
+
+/** Without `previousSecretValidUntil`, the old secret works a day more; at most thirty. */
+const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
+const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
+
+/** The path's client, when the caller may manage it: its merchant's (admin), or any (operator). */
+async function managedClient(c: Context<AppEnv>, authority: Authority): Promise<ClientRecord> {
+  requireAdministration(authority);
+  const id = c.req.param("clientId") ?? "";
+  const client = id.length <= 64 ? await findClientRecord(c.get("db")(), id) : undefined;
+  if (!client) throw new OAuthError(404, "invalid_client_id", "Unknown client ID");
+  if (authority.actor !== "operator" && client.merchantId !== authority.merchantId) {
+    throw new ApiError(404, "invalid_request", "Client ID mismatch");
+  }
+  return client;
+}
+
+/** `previousSecretValidUntil`: Unix seconds or `YYYY-MM-DD HH:MM:SS`, from now to thirty days on. */
+function overlapEnd(sent: string | undefined, now: number): number {
+  if (sent === undefined) return now + DEFAULT_OVERLAP_SECONDS;
+  const end = /^\d{1,12}$/.test(sent) ? Number(sent) : parseDatetime(sent);
+  if (end === null || end < now || end > now + MAX_OVERLAP_SECONDS) {
+    throw new ApiError(
+      400,
+      "invalid_request",
+      "Invalid parameter value: previousSecretValidUntil (Unix seconds or YYYY-MM-DD HH:MM:SS, from now to 30 days on)",
+    );
+  }
+  return end;
+}
+
+const statusName = (client: Pick<ClientRecord, "disabled">) => (client.disabled === null ? "active" : "disabled");
+
+export const clientManagementRoutes = new Hono<AppEnv>()
+  .post(
+    "/client/:clientId/secret",
+    describeRoute({
+      name: "Rotate a client's secret",
+      controller: "api/manage/clients#rotate-secret",
+      description:
+        "A new client secret, answered once; the old one keeps working until `previousSecretValidUntil` (Unix seconds or `YYYY-MM-DD HH:MM:SS`, now to 30 days on; a day by default; now ends it at once). A secret from an earlier rotation still in its overlap ends now. An admin client for its merchant's clients, the operator's client for any. A public client has no secret (400).",
+      success: { data: clientSecretSchema },
+    }),
+    requireToken("client/secret", "server"),
+    validate("form", clientSecretRequestSchema),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const client = await managedClient(c, authority);
+      if (client.publicClient) throw new ApiError(400, "invalid_request", "A public client has no secret to rotate");
+      const now = nowInSeconds();
+      const previousValidUntil = overlapEnd(c.req.valid("form").previousSecretValidUntil, now);
+      const secret = randomToken();
+      const db = c.get("db")();
+      await db.batch([
+        rotateClientSecret(db, client.id, await hashSecret(c.env.DATA_PROTECTION_KEY, secret), previousValidUntil, now),
+        auditEntry(
+          c,
+          authority,
+          {
+            action: "client.secret.rotate",
+            targetClientId: client.id,
+            detail: { previousSecretValidUntil: previousValidUntil },
+          },
+          now,
+        ),
+      ]);
+      forgetClient(client.id);
+      return respond(c, {
+        object: "ClientSecret",
+        data: {
+          clientId: client.id,
+          clientSecret: secret,
+          previousSecretValidUntil: formatDatetime(previousValidUntil),
+        },
+      });
+    },
+  )
+  .post(
+    "/client/:clientId/status",
+    describeRoute({
+      name: "Disable or enable a client",
+      controller: "api/manage/clients#status",
+      description:
+        "`status`: `disabled` or `active`. A disabled client is unknown everywhere: it gets no token, its tokens are refused by the API within 5 seconds, and its sign-in pages are not shown; enabling it restores all of that (tokens issued before are valid again until they expire). An admin client for its merchant's other clients, the operator's client for any; no client disables itself.",
+      success: { data: clientStatusSchema },
+    }),
+    requireToken("client/status", "server"),
+    validate("form", clientStatusRequestSchema),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const client = await managedClient(c, authority);
+      const status = c.req.valid("form").status;
+      if (client.id === authority.clientId) {
+        throw new ApiError(400, "invalid_request", "A client cannot change its own status");
+      }
+      if (status !== statusName(client)) {
+        const now = nowInSeconds();
+        const db = c.get("db")();
+        await db.batch([
+          setClientDisabled(db, client.id, status === "disabled" ? now : null, now),
+          auditEntry(
+            c,
+            authority,
+            {
+              action: "client.status",
+              targetClientId: client.id,
+              detail: { status: { from: statusName(client), to: status } },
+            },
+            now,
+          ),
+        ]);
+        forgetClient(client.id);
+      }
+      return respond(c, { object: "ClientStatus", data: { clientId: client.id, status } });
+    },
+  );
