@@ -127,7 +127,8 @@ describe("migration 0013 (SPiD's value sets)", () => {
     const indexes = query(
       "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('products', 'digital_contents') AND name NOT LIKE 'sqlite_%' ORDER BY name",
     ).map((row) => row.name);
-    expect(indexes).toHaveLength(16);
+    // Every index of the schema (migration 0018 added digital_contents_user_idx).
+    expect(indexes).toHaveLength(17);
     expect(
       query("SELECT count(*) AS tables FROM sqlite_master WHERE name IN ('digital_contents_copy', '__new_products')"),
     ).toEqual([{ tables: 0 }]);
