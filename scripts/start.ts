@@ -55,7 +55,7 @@ function printCredentials(demo: Awaited<ReturnType<typeof readImportFile>>): voi
     `Demo data loaded from ${DEMO_DATA}. The service will listen on ${baseUrl}`,
     "",
     "Clients (client_id / client_secret, grant types):",
-    ...demo.clients.map((c) => `  ${c.name}: ${c.id} / ${c.secret}  [${c.grantTypes.join(", ")}]`),
+    ...demo.clients.map((c) => `  ${c.name}: ${c.id} / ${c.secret}  [${c.grantTypes.join(", ")}]${rightsOf(c)}`),
     "",
     "Users (username / password, status):",
     ...demo.users.filter((u) => u.password).map((u) => `  ${u.email} / ${u.password}  (status ${u.status})`),
@@ -66,6 +66,12 @@ function printCredentials(demo: Awaited<ReturnType<typeof readImportFile>>): voi
     "",
   ];
   console.log(rows.join("\n"));
+}
+
+/** What a client may manage (docs/management.md): its merchant as an admin, everything as the operator. */
+function rightsOf(client: { admin: boolean; universalDataAccess: boolean }): string {
+  if (client.universalDataAccess) return "  operator: manages every merchant";
+  return client.admin ? "  admin: manages its merchant" : "";
 }
 
 function startOptions() {

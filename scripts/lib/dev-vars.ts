@@ -43,6 +43,9 @@ async function addRsaSigningKey(): Promise<string | null> {
   if (!Array.isArray(keys) || keys.some((key) => key?.kty === "RSA")) return null;
   const ring = JSON.stringify([...keys, await generateSigningKey("RS256")]);
   const text = await readFile(DEV_VARS, "utf8");
-  await writeFile(DEV_VARS, text.replace(/^\s*TOKEN_SIGNING_KEYS\s*=.*$/m, () => `TOKEN_SIGNING_KEYS='${ring}'`));
+  await writeFile(
+    DEV_VARS,
+    text.replace(/^\s*TOKEN_SIGNING_KEYS\s*=.*$/m, () => `TOKEN_SIGNING_KEYS='${ring}'`),
+  );
   return "Added an RSA signing key (ID tokens) to .dev.vars's TOKEN_SIGNING_KEYS.";
 }
