@@ -1,0 +1,53 @@
+/**
+ * The deployment commands, run as `npm run` runs them: `npm run keys` prints fresh secrets for
+ * `wrangler secret bulk`, and `npm run deploy:<env>` applies migrations before it deploys (only its
+ * refusals and its dry run are tested here: the rest needs a Cloudflare account).
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { npmScript } from "./commands";
+
+const PATH = `${process.cwd()}/node_modules/.bin:${process.env.PATH}`;
+
+function run(script: string, ...args: string[]) {
+  const [command, commandArgs] = npmScript(script, ...args);
+  return spawnSync(command, commandArgs, {
+    encoding: "utf8",
+    env: { ...process.env, PATH, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    timeout: 120_000,
+  });
+}
+
+describe("npm run keys", () => {
+  it("prints the Worker's secrets as JSON for wrangler secret bulk, fresh each time", () => {
+    const [command, args] = npmScript("keys");
+    const first = JSON.parse(execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+    const second = JSON.parse(execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+    expect(Object.keys(first)).toEqual(["TOKEN_SIGNING_KEYS", "DATA_PROTECTION_KEY"]);
+    const keys = JSON.parse(first.TOKEN_SIGNING_KEYS) as { kty: string; alg: string; kid: string; d?: string }[];
+    expect(keys.map((key) => [key.kty, key.alg])).toEqual([
+      ["OKP", "EdDSA"],
+      ["RSA", "RS256"],
+    ]);
+    expect(keys.every((key) => key.kid && key.d)).toBe(true);
+    expect(first.DATA_PROTECTION_KEY).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(second.DATA_PROTECTION_KEY).not.toBe(first.DATA_PROTECTION_KEY);
+    expect(second.TOKEN_SIGNING_KEYS).not.toBe(first.TOKEN_SIGNING_KEYS);
+  });
+});
+
+describe("npm run deploy:<environment>", () => {
+  it("builds the Worker in a dry run and applies nothing", () => {
+    const result = run("deploy:staging", "--dry-run");
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain("dry run: would apply the pending migrations of staging's database, then deploy");
+    expect(result.stdout).toContain("--dry-run: exiting now.");
+  }, 120_000);
+
+  it("refuses an environment it does not know, before running anything", () => {
+    const [, args] = npmScript("deploy:staging");
+    const result = spawnSync(process.execPath, [...args.slice(0, -1), "development"], { encoding: "utf8" });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("usage:");
+  });
+});
