@@ -11,7 +11,7 @@ import { createClient, createUser } from "./helpers/seed";
 const CALLBACK = "https://test.example/callback";
 const ADDRESS = { "CF-Connecting-IP": "203.0.113.7" };
 
-let nextUser = 7_500 + Math.floor(Math.random() * 20) * 10;
+let nextUser = 24_000 + Math.floor(Math.random() * 50) * 20;
 let admin: string;
 beforeAll(async () => {
   admin = await serverToken(await createClient({ admin: true }));

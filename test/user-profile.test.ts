@@ -9,7 +9,7 @@ import { mailbox } from "./helpers/mailbox";
 import { createClient, createUser } from "./helpers/seed";
 
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
-let nextUser = 7_300 + Math.floor(Math.random() * 40) * 5;
+let nextUser = 23_000 + Math.floor(Math.random() * 50) * 20;
 let web: string;
 let admin: string;
 beforeAll(async () => {

@@ -14,7 +14,7 @@ import { type BindingName, type Fault, faultyEnv, fetchWith } from "../helpers/f
 import { basicAuth, bearer, call, postForm, serverToken, userTokenResponse } from "../helpers/http";
 import { createClient, createUser } from "../helpers/seed";
 
-let nextUser = 7_700 + Math.floor(Math.random() * 20) * 10;
+let nextUser = 25_000 + Math.floor(Math.random() * 50) * 60;
 
 type StorageCall = { binding: BindingName; n: number; what: string; write?: true };
 

@@ -15,7 +15,7 @@ export const EVENT = "http://schemas.openid.net/event/backchannel-logout";
 /** The local queue hands a batch to its consumer within a second (max_batch_timeout); room beside it. */
 export const DELIVERED_WITHIN = { timeout: 5_000, interval: 100 };
 
-let nextUser = 9_600 + Math.floor(Math.random() * 40) * 10;
+let nextUser = 30_000 + Math.floor(Math.random() * 1000) * 20;
 
 export async function rpClient(overrides: Record<string, unknown> = {}) {
   const id = crypto.randomUUID().slice(0, 8);
