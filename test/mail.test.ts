@@ -39,6 +39,7 @@ describe("GET /api/2/mail", () => {
     const user = await createUser(9401);
     const sent = (token: string, created: number, events: number[]) => ({
       userId: 9401,
+      clientId: webClient.id,
       template: "receipt",
       senderEmail: "shop@nordicdaily.example",
       userEmail: user.email,
@@ -79,6 +80,42 @@ describe("GET /api/2/mail", () => {
     const { res, body } = await mail(query);
     expect(res.status).toBe(400);
     expect(body.error!.error_description).toBe("Email parameter did not properly base64 decode into a valid email");
+  });
+});
+
+describe("mail is shown only to the client it was sent for", () => {
+  it("shows a user's mail of the calling client only: not another client's, not one sent for none", async () => {
+    const other = await createClient();
+    await createUser(9402, { clients: [webClient.id, other.id] });
+    const sentFor = (clientId: string | undefined, token: string) => ({
+      userId: 9402,
+      ...(clientId && { clientId }),
+      template: "receipt",
+      senderEmail: "shop@nordicdaily.example",
+      userEmail: "user9402@example.org",
+      created: 1000,
+      token,
+    });
+    await importData({
+      mails: [sentFor(webClient.id, "m9402-web"), sentFor(other.id, "m9402-other"), sentFor(undefined, "m9402-none")],
+    });
+    const tokens = async (token?: string) =>
+      (await mail("?id=9402", token)).body.data.map((m: { token: string }) => m.token);
+    expect(await tokens()).toEqual(["m9402-web"]);
+    expect(await tokens(await serverToken(other))).toEqual(["m9402-other"]);
+  });
+
+  it("records a sign-in link's mail for the client that asked for it", async () => {
+    const other = await createClient();
+    const user = await createUser(9403, { clients: [webClient.id, other.id] });
+    const asked = await call("/api/2/signin", {
+      method: "POST",
+      headers: { ...bearer(await serverToken(webClient)), "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ identifier: user.email, redirectUri: webClient.redirectUris[0]! }).toString(),
+    });
+    expect(asked.status).toBe(201);
+    expect((await mail("?id=9403")).body.data.map((m: { template: string }) => m.template)).toEqual(["signin"]);
+    expect((await mail("?id=9403", await serverToken(other))).body.data).toEqual([]);
   });
 });
 

@@ -11,6 +11,7 @@ import { accessRow, grantedRow, userProducts } from "../src/db/queries/product-a
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
 import { listAuditEvents } from "../src/db/queries/audit";
 import { eraseUser } from "../src/db/queries/erasure";
+import { userMails } from "../src/db/queries/mails";
 import {
   purgeAuditEvents,
   purgeIdempotencyKeys,
@@ -228,6 +229,18 @@ describe("managing a user", () => {
       /SEARCH user_clients USING (COVERING )?INDEX (sqlite_autoindex_user_clients|user_clients_user_idx)/,
     );
     expect(disconnect).not.toMatch(/SCAN user_clients/);
+  });
+});
+
+describe("mail history", () => {
+  it.each([
+    ["of one client", { clientId: "c" }, /mails_user_client_created_idx \(user_id=\? AND client_id=\?\)/],
+    ["of a merchant's clients", { merchantId: 10 }, /mails_user_(client_)?created_idx/],
+    ["of every client", null, /mails_user_(client_)?created_idx/],
+  ] as const)("reads a user's mails %s by an index that starts with the user", async (_, scope, index) => {
+    const found = await plan(userMails(db, 1, 100, scope));
+    expect(found).toMatch(index);
+    expect(found).not.toMatch(/SCAN mails/);
   });
 });
 

@@ -455,7 +455,7 @@ describe("GET /api/2/user/{userId}/export", () => {
     expect(JSON.stringify(held)).not.toMatch(/hash|password|secret/i);
   });
 
-  it("gives an admin client and the user's own token what the merchant holds, and no mail history", async () => {
+  it("gives an admin client and the user's own token what the merchant holds, mail sent for its clients included", async () => {
     const userId = nextUser++;
     const user = await createUser(userId, { clients: [webClient.id] });
     const fjord = {
@@ -464,15 +464,26 @@ describe("GET /api/2/user/{userId}/export", () => {
     };
     await userTokenResponse(user, fjord);
     const own = await userTokenResponse(user, webClient);
+    const mailFor = (clientId: string) => ({
+      userId: String(userId),
+      clientId,
+      template: "receipt",
+      senderEmail: "shop@example.org",
+      userEmail: user.email,
+      created: 1709284500,
+      token: `mail-${clientId}-${userId}`,
+    });
+    await importData({ mails: [mailFor(webClient.id), mailFor(fjord.id)] });
 
     for (const token of [admin, own.access_token]) {
       const held = (await container(await exportOf(token, userId))).data;
       expect(held.connections).toEqual([expect.objectContaining({ clientId: webClient.id, merchantId: 10 })]);
       expect(held.grants.map((g: { clientId: string }) => g.clientId)).toEqual([webClient.id]);
-      expect(held).not.toHaveProperty("mails");
+      expect(held.mails.map((m: { token: string }) => m.token)).toEqual([`mail-${webClient.id}-${userId}`]);
     }
     const everything = (await container(await exportOf(operator, userId))).data;
     expect(everything.connections).toHaveLength(2);
+    expect(everything.mails).toHaveLength(2);
 
     expect((await exportOf(own.access_token, 1001)).status).toBe(403);
     await expectError(await exportOf(await serverToken(webClient), userId), 401, NO_ADMIN_RIGHTS);

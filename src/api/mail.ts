@@ -1,7 +1,8 @@
 /**
  * GET /api/2/mail: a user's mail history with its events. Server token. The user is named by
  * `id` (uuid or userId, never the deprecated legacy id) or `email` (the address, Base64-encoded);
- * only users connected to the calling client are shown (docs/api.md "Mail").
+ * only users connected to the calling client are shown, and only the mails sent for the calling
+ * client (docs/api.md "Mail").
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";
@@ -72,7 +73,8 @@ export const mailRoutes = new Hono<AppEnv>().get(
     }
     const db = c.get("db")();
     const userId = await findVisibleMailOwner(db, c.get("caller").clientId, owner);
-    const found = userId === undefined ? [] : await listMails(db, userId, MAX_MAILS);
+    const { clientId } = c.get("caller");
+    const found = userId === undefined ? [] : await listMails(db, userId, MAX_MAILS, { clientId });
     return respond(c, {
       object: "Mails",
       type: "collection",

@@ -251,6 +251,7 @@ export async function buildImportStatements(
     statements.push(
       upsert(s.mails, s.mails.token, {
         userId: m.userId,
+        clientId: m.clientId ?? null,
         template: m.template,
         senderName: m.senderName ?? null,
         senderEmail: m.senderEmail,

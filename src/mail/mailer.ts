@@ -23,6 +23,8 @@ import { randomToken } from "../security/random-token";
 
 export type Message = {
   template: string;
+  /** The client the mail is sent for: only it sees the mail in its user's history. */
+  clientId: string;
   to: { email: string; name: string | null; userId: number | null };
   subject: string;
   text: string;
@@ -58,6 +60,7 @@ export async function sendMail(
   if (!delivery.sent) console.warn(`mail ${message.template} not sent: ${delivery.reason}`);
   const mail = {
     userId: message.to.userId,
+    clientId: message.clientId,
     template: message.template,
     senderName: from.name,
     senderEmail: from.email,

@@ -159,6 +159,7 @@ export async function requestSignInLink(
       db,
       {
         template: "signin",
+        clientId: request.client.id,
         to: { email: request.email, name: owner?.user.displayName ?? null, userId: owner?.user.id ?? null },
         subject: mail.subject(request.client.name),
         text: mail.text(request.client.name, url, request.context),

@@ -309,6 +309,8 @@ const digitalContent = z.strictObject({
 
 const mail = z.strictObject({
   userId: integerId,
+  /** The client the mail was sent for: only it sees the mail (GET /api/2/mail). */
+  clientId: clientId.optional(),
   template: text(),
   senderName: text().optional(),
   senderEmail: email,
@@ -391,7 +393,12 @@ export const importFileSchema = z
       inFile(userIds, d.userId, file.users.length > 0, ["digitalContents", i, "userId"], "user");
       inFile(clientIds, d.clientId, file.clients.length > 0, ["digitalContents", i, "clientId"], "client");
     });
-    file.mails.forEach((m, i) => inFile(userIds, m.userId, file.users.length > 0, ["mails", i, "userId"], "user"));
+    file.mails.forEach((m, i) => {
+      inFile(userIds, m.userId, file.users.length > 0, ["mails", i, "userId"], "user");
+      if (m.clientId !== undefined) {
+        inFile(clientIds, m.clientId, file.clients.length > 0, ["mails", i, "clientId"], "client");
+      }
+    });
   })
   .transform((file) => (file.version === IMPORT_FORMAT_VERSION ? file : inCurrentValues(file)));
 

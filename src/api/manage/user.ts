@@ -215,7 +215,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
       name: "Export a user's data",
       controller: "api/manage/user#export",
       description:
-        "GDPR art. 15 and 20: everything held about the user as JSON: the User object, connections, browser sessions, grants (never a token), devices, digital contents and the audit entries about the user; the mail history in the operator's export. An admin client, or the user's own token, gets what the merchant holds; the operator's client everything.",
+        "GDPR art. 15 and 20: everything held about the user as JSON: the User object, connections, browser sessions, grants (never a token), devices, digital contents, the mail history and the audit entries about the user. An admin client, or the user's own token, gets what the merchant holds (mails sent for its clients); the operator's client everything.",
       success: { data: userExportSchema },
     }),
     requireToken("user/export", "any"),
@@ -226,9 +226,10 @@ export const userManagementRoutes = new Hono<AppEnv>()
       const everything = authority.actor === "operator";
       const db = c.get("db")();
       const userId = profile.user.id;
+      const merchantId = everything ? null : authority.merchantId;
       const [held, mails] = await Promise.all([
-        findUserRecords(db, userId, everything ? null : authority.merchantId),
-        everything ? listMails(db, userId, MAX_EXPORTED_MAILS) : undefined,
+        findUserRecords(db, userId, merchantId),
+        listMails(db, userId, MAX_EXPORTED_MAILS, merchantId === null ? null : { merchantId }),
       ]);
       return respond(c, { object: "UserExport", data: userExportView(profile, held, mails) });
     },

@@ -13,7 +13,7 @@ type Held = Awaited<ReturnType<typeof findUserRecords>>;
 export function userExportView(
   profile: UserProfile,
   held: Held,
-  mails: { mail: MailRecord; events: MailEventRecord[] }[] | undefined,
+  mails: { mail: MailRecord; events: MailEventRecord[] }[],
 ) {
   return {
     user: userView(profile),
@@ -32,7 +32,7 @@ export function userExportView(
     })),
     devices: held.devices.map((d) => ({ ...d, created: formatDatetime(d.created) })),
     digitalContents: held.digitalContents.map(digitalContentView),
-    ...(mails && { mails: mails.map(mailView) }),
+    mails: mails.map(mailView),
     audit: held.audit.map(auditEventView),
   };
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../client";
+import { type ClientScope, inClientScope } from "./clients";
 import { mailEvents, mails, userClients, userEmails, users } from "../schema";
 
 export type MailRecord = typeof mails.$inferSelect;
@@ -33,22 +34,21 @@ export async function findVisibleMailOwner(db: Database, clientId: string, owner
   return row?.id;
 }
 
-/** A user's most recent mails (at most `limit`) with their events, in one round trip. */
-export async function listMails(db: Database, userId: number, limit: number) {
-  const newestFirst = [desc(mails.created), desc(mails.id)];
-  const recent = db
-    .select({ id: mails.id })
+/** A user's most recent mails (at most `limit`) sent for the clients in `scope` (every mail when null). */
+export function userMails(db: Database, userId: number, limit: number, scope: ClientScope) {
+  return db
+    .select()
     .from(mails)
-    .where(eq(mails.userId, userId))
-    .orderBy(...newestFirst)
+    .where(and(eq(mails.userId, userId), inClientScope(db, mails.clientId, scope)))
+    .orderBy(desc(mails.created), desc(mails.id))
     .limit(limit);
+}
+
+/** Those mails with their events, in one round trip. */
+export async function listMails(db: Database, userId: number, limit: number, scope: ClientScope) {
+  const recent = db.select({ id: sql<number>`id` }).from(userMails(db, userId, limit, scope).as("recent"));
   const [found, events] = await db.batch([
-    db
-      .select()
-      .from(mails)
-      .where(eq(mails.userId, userId))
-      .orderBy(...newestFirst)
-      .limit(limit),
+    userMails(db, userId, limit, scope),
     db
       .select()
       .from(mailEvents)

@@ -54,7 +54,7 @@ export const userExportSchema = z.object({
     }),
   ),
   digitalContents: z.array(digitalContentSchema),
-  mails: z.optional(z.array(mailSchema)),
+  mails: z.array(mailSchema),
   audit: z.array(auditEventSchema),
 });
 
