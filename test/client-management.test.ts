@@ -3,10 +3,12 @@
  * an overlap that ends when the caller said (a controlled clock), a client disabled and enabled
  * again, who may do each, and the audit entries.
  */
+import { SignJWT } from "jose";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { verifySignedResponse } from "../docs/verify-signed-response";
 import { expectPage } from "./helpers/browser";
-import { basicAuth, bearer, call, container, postForm, serverToken } from "./helpers/http";
-import { createClient, importData } from "./helpers/seed";
+import { BASE, basicAuth, bearer, call, container, postForm, serverToken } from "./helpers/http";
+import { createClient, createUser, importData } from "./helpers/seed";
 
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
 let admin: string;
@@ -121,6 +123,81 @@ describe("POST /api/2/client/{clientId}/secret", () => {
     const publicClient = await createClient({ public: true, secret: undefined, tokenEndpointAuthMethod: "none" });
     await expectError(await rotate(admin, publicClient.id), 400, "A public client has no secret to rotate");
     expect(await tokenStatus(client.id, client.secret)).toBe(200);
+  });
+});
+
+describe("POST /api/2/client/{clientId}/signing-secret", () => {
+  const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+  const OLD = "the signing secret before the rotation";
+
+  /** A signed response of the client verifies with `secret`. */
+  async function signsWith(client: { id: string; secret: string }, secret: string): Promise<boolean> {
+    const body = await container(await call("/api/2/clients?signed=1", { headers: bearer(await serverToken(client)) }));
+    return verifySignedResponse(body as never, secret).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** The token endpoint's answer to a JWT assertion for `userId` signed with `secret`. */
+  async function assertionStatus(client: { id: string; secret: string }, userId: string, secret: string) {
+    const now = Math.floor(Date.now() / 1000);
+    const jwt = await new SignJWT({
+      iss: client.id,
+      sub: userId,
+      aud: `${BASE}/oauth/token`,
+      exp: now + 60,
+      jti: crypto.randomUUID(),
+    })
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode(secret));
+    const res = await postForm(
+      "/oauth/token",
+      { grant_type: JWT_BEARER, assertion: jwt },
+      basicAuth(client.id, client.secret),
+    );
+    await res.body?.cancel();
+    return res.status;
+  }
+
+  it("answers a new signing secret; the old one signs and is taken until the overlap ends, then the new one alone", async () => {
+    const client = await createClient({ signingSecret: OLD, grantTypes: ["client_credentials", JWT_BEARER] });
+    const userId = String(26_000 + Math.floor(Math.random() * 1000));
+    await createUser(Number(userId), { clients: [client.id] });
+    const now = Math.floor(Date.now() / 1000);
+    const res = await call(`/api/2/client/${client.id}/signing-secret`, {
+      method: "POST",
+      headers: { ...bearer(admin), ...FORM },
+      body: `previousSecretValidUntil=${now + 600}`,
+    });
+    expect(res.status).toBe(200);
+    const { signingSecret } = (await container(res)).data as { signingSecret: string };
+
+    expect(await signsWith(client, OLD)).toBe(true);
+    expect(await assertionStatus(client, userId, OLD)).toBe(200);
+    expect(await assertionStatus(client, userId, signingSecret)).toBe(200);
+    expect(await assertionStatus(client, userId, "a secret it never had")).toBe(400);
+
+    vi.useFakeTimers({ now: (now + 601) * 1000, toFake: ["Date"] });
+    expect(await signsWith(client, signingSecret)).toBe(true);
+    expect(await assertionStatus(client, userId, signingSecret)).toBe(200);
+    expect(await assertionStatus(client, userId, OLD)).toBe(400);
+    vi.useRealTimers();
+
+    const [entry] = await auditOf(`action=client.signing-secret.rotate&clientId=${adminId}`);
+    expect(entry).toMatchObject({ targetClientId: client.id });
+    expect(JSON.stringify(entry)).not.toContain(signingSecret);
+  });
+
+  it("gives a client without a signing secret one at once", async () => {
+    const client = await createClient();
+    const res = await call(`/api/2/client/${client.id}/signing-secret`, {
+      method: "POST",
+      headers: { ...bearer(operator), ...FORM },
+      body: "",
+    });
+    const { signingSecret } = (await container(res)).data as { signingSecret: string };
+    expect(await signsWith(client, signingSecret)).toBe(true);
   });
 });
 

@@ -66,6 +66,11 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
     token: "server",
     init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "" },
   },
+  "client/signing-secret": {
+    path: "/api/2/client/no-such-client/signing-secret",
+    token: "server",
+    init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "" },
+  },
   "client/status": {
     path: "/api/2/client/no-such-client/status",
     token: "server",

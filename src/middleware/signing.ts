@@ -6,11 +6,13 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { findClientSigningSecret } from "../db/queries/clients";
+import { findClientSigningSecrets } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { respondError } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
 import { signingKey, signingRequested } from "../http/signing";
+import { signingSecretsAt } from "../oauth/signing-secrets";
 import { openSecret } from "../security/data-protection";
 
 export const signedResponses = createMiddleware<AppEnv>(async (c, next) => {
@@ -31,11 +33,15 @@ export const signedResponses = createMiddleware<AppEnv>(async (c, next) => {
   }
 });
 
-/** For a signed request, the calling client's signing key; a client without a signing secret gets a 400. */
+/**
+ * For a signed request, the calling client's signing key (over a rotation, the previous one until
+ * its end); a client without a signing secret gets a 400.
+ */
 export async function loadSigningKey(c: Context<AppEnv>, clientId: string): Promise<void> {
   const signing = c.get("signing");
   if (!signing) return;
-  const sealed = await findClientSigningSecret(c.get("db")(), clientId);
+  const secrets = await findClientSigningSecrets(c.get("db")(), clientId);
+  const sealed = secrets ? signingSecretsAt(secrets, nowInSeconds()).signsWith : null;
   if (sealed === null) {
     throw new ApiError(
       400,

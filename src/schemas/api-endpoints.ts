@@ -25,6 +25,7 @@ export const API_ENDPOINTS = [
   "user/create",
   "user/update",
   "client/secret",
+  "client/signing-secret",
   "client/status",
   "user/export",
   "audit",

@@ -268,6 +268,15 @@ const ROUTES: Route[] = [
     request: async () => [`/api/2/client/${(await createClient()).id}/secret`, form({}, bearer(await adminToken()))],
   },
   {
+    name: "POST /api/2/client/{id}/signing-secret",
+    uses: ["DB", "RATE_LIMITER"],
+    ok: 200,
+    request: async () => [
+      `/api/2/client/${(await createClient()).id}/signing-secret`,
+      form({}, bearer(await adminToken())),
+    ],
+  },
+  {
     name: "POST /api/2/client/{id}/status",
     uses: ["DB", "RATE_LIMITER"],
     ok: 200,

@@ -1,11 +1,17 @@
 /**
  * Managing clients while the service runs (docs/management.md "Managing clients"): rotating a
- * client's secret with an overlap, and disabling or enabling a client. An admin client manages
+ * client's secret and its signing secret with an overlap, and disabling or enabling a client. An admin client manages
  * its merchant's clients; the operator's client every client. Each write is one D1 batch with its
  * audit entry; this isolate forgets its cached copy at once, the others within their minute.
  */
 import { type Context, Hono } from "hono";
-import { type ClientRecord, findClientRecord, rotateClientSecret, setClientDisabled } from "../../db/queries/clients";
+import {
+  type ClientRecord,
+  findClientRecord,
+  rotateClientSecret,
+  rotateClientSigningSecret,
+  setClientDisabled,
+} from "../../db/queries/clients";
 import type { AppEnv } from "../../env";
 import { ApiError, OAuthError } from "../../errors";
 import { auditEntry } from "../../events/audit";
@@ -14,9 +20,9 @@ import { formatDatetime, nowInSeconds, parseDatetime } from "../../http/datetime
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { forgetClient } from "../../oauth/client-auth";
-import { clientSecretSchema, clientStatusSchema } from "../../schemas/responses/management";
+import { clientSecretSchema, clientStatusSchema, signingSecretSchema } from "../../schemas/responses/management";
 import { clientSecretRequestSchema, clientStatusRequestSchema } from "../../schemas/management";
-import { hashSecret } from "../../security/data-protection";
+import { hashSecret, sealSecret } from "../../security/data-protection";
 import { randomToken } from "../../security/random-token";
 import { type Authority, callerAuthority, requireAdministration } from "./authority";
 
@@ -91,6 +97,54 @@ export const clientManagementRoutes = new Hono<AppEnv>()
         data: {
           clientId: client.id,
           clientSecret: secret,
+          previousSecretValidUntil: formatDatetime(previousValidUntil),
+        },
+      });
+    },
+  )
+  .post(
+    "/client/:clientId/signing-secret",
+    describeRoute({
+      name: "Rotate a client's signing secret",
+      controller: "api/manage/clients#rotate-signing-secret",
+      description:
+        "A new signing secret (signed responses, JWT assertions), answered once. Until `previousSecretValidUntil` (as for the client secret: now to 30 days on, a day by default) the old one still signs responses and assertions signed with either are taken, so the client can verify with both, then switch; after it only the new one does.",
+      success: { data: signingSecretSchema },
+    }),
+    requireToken("client/signing-secret", "server"),
+    validate("form", clientSecretRequestSchema),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const client = await managedClient(c, authority);
+      const now = nowInSeconds();
+      const previousValidUntil = overlapEnd(c.req.valid("form").previousSecretValidUntil, now);
+      const secret = randomToken();
+      const db = c.get("db")();
+      await db.batch([
+        rotateClientSigningSecret(
+          db,
+          client.id,
+          await sealSecret(c.env.DATA_PROTECTION_KEY, secret),
+          previousValidUntil,
+          now,
+        ),
+        auditEntry(
+          c,
+          authority,
+          {
+            action: "client.signing-secret.rotate",
+            targetClientId: client.id,
+            detail: { previousSecretValidUntil: previousValidUntil },
+          },
+          now,
+        ),
+      ]);
+      forgetClient(client.id);
+      return respond(c, {
+        object: "ClientSigningSecret",
+        data: {
+          clientId: client.id,
+          signingSecret: secret,
           previousSecretValidUntil: formatDatetime(previousValidUntil),
         },
       });

@@ -51,10 +51,17 @@ export async function findClientRights(db: Database, ids: string[]) {
     .all();
 }
 
-/** The client's sealed signing secret (security/data-protection.ts), null when it has none. */
-export async function findClientSigningSecret(db: Database, id: string): Promise<string | null> {
-  const row = await db.select({ sealed: clients.signingSecretSealed }).from(clients).where(eq(clients.id, id)).get();
-  return row?.sealed ?? null;
+/** The client's sealed signing secrets (security/data-protection.ts, oauth/signing-secrets.ts). */
+export async function findClientSigningSecrets(db: Database, id: string) {
+  return db
+    .select({
+      signingSecretSealed: clients.signingSecretSealed,
+      previousSigningSecretSealed: clients.previousSigningSecretSealed,
+      previousSigningSecretExpires: clients.previousSigningSecretExpires,
+    })
+    .from(clients)
+    .where(eq(clients.id, id))
+    .get();
 }
 
 export async function insertClient(db: Database, client: typeof clients.$inferInsert): Promise<void> {
@@ -114,4 +121,23 @@ export function rotateClientSecret(db: Database, id: string, secretHash: string,
 
 export function setClientDisabled(db: Database, id: string, disabled: number | null, now: number) {
   return db.update(clients).set({ disabled, updated: now }).where(eq(clients.id, id));
+}
+
+/** A new sealed signing secret: the current one becomes the previous, in force until `previousExpires`. */
+export function rotateClientSigningSecret(
+  db: Database,
+  id: string,
+  sealed: string,
+  previousExpires: number,
+  now: number,
+) {
+  return db
+    .update(clients)
+    .set({
+      previousSigningSecretSealed: sql`${clients.signingSecretSealed}`,
+      previousSigningSecretExpires: previousExpires,
+      signingSecretSealed: sealed,
+      updated: now,
+    })
+    .where(eq(clients.id, id));
 }

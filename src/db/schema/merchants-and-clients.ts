@@ -38,6 +38,12 @@ export const clients = sqliteTable(
     disabled: integer("disabled"),
     /** AES-GCM sealed signing secret for response signing (see security/data-protection.ts). */
     signingSecretSealed: text("signing_secret_sealed"),
+    /**
+     * The signing secret before the last rotation: it still signs responses, and is still taken on
+     * assertions, until `previous_signing_secret_expires` (docs/management.md "Managing clients").
+     */
+    previousSigningSecretSealed: text("previous_signing_secret_sealed"),
+    previousSigningSecretExpires: integer("previous_signing_secret_expires"),
     redirectUris: text("redirect_uris", { mode: "json" })
       .$type<string[]>()
       .notNull()

@@ -13,8 +13,10 @@
 import { errors as joseErrors, jwtVerify } from "jose";
 import { findUserRefusal, isConnected } from "../../db/queries/users";
 import { redeem } from "../../durable-objects/one-time-values";
+import type { Bindings } from "../../env";
 import { invalidGrant, invalidRequest } from "../../errors";
 import { openSecret } from "../../security/data-protection";
+import { signingSecretsAt } from "../signing-secrets";
 import { userIdOfSubject } from "../tokens";
 import { type Grant, type GrantRequest, tokenResponse } from "./grant";
 
@@ -35,25 +37,47 @@ export const assertionGrant: Grant = (request) => {
   return redeemAssertion(request);
 };
 
+/**
+ * The assertion's claims when it is signed with one of the client's signing secrets (over a
+ * rotation, the new one or the previous one until its end) and is otherwise valid.
+ */
+async function verifiedAssertion(
+  env: Bindings,
+  assertion: string,
+  sealedSecrets: string[],
+  clientId: string,
+  now: number,
+) {
+  const base = env.BASE_URL;
+  for (const [i, sealed] of sealedSecrets.entries()) {
+    const secret = new TextEncoder().encode(await openSecret(env.DATA_PROTECTION_KEY, sealed));
+    try {
+      const { payload } = await jwtVerify(assertion, secret, {
+        algorithms: ["HS256"],
+        issuer: clientId,
+        audience: [`${base}/oauth/token`, base],
+        requiredClaims: ["sub", "exp", "jti"],
+        currentDate: new Date(now * 1000),
+      });
+      return payload;
+    } catch (err) {
+      if (!(err instanceof joseErrors.JOSEError)) throw err;
+      // Another secret may have signed it; any other fault is the assertion's own.
+      if (err instanceof joseErrors.JWSSignatureVerificationFailed && i < sealedSecrets.length - 1) continue;
+      throw invalidGrant(
+        err instanceof joseErrors.JWTExpired ? "The assertion has expired" : "The assertion is invalid",
+      );
+    }
+  }
+  throw invalidGrant("The assertion is invalid");
+}
+
 async function redeemAssertion(request: GrantRequest) {
   const { c, client, params, now } = request;
   if (!params.assertion) throw invalidRequest("Parameter 'assertion' is missing");
-  if (!client.signingSecretSealed) throw invalidGrant("The client has no signing secret to verify assertions with");
-  const secret = new TextEncoder().encode(await openSecret(c.env.DATA_PROTECTION_KEY, client.signingSecretSealed));
-  const base = c.env.BASE_URL;
-  let claims;
-  try {
-    ({ payload: claims } = await jwtVerify(params.assertion, secret, {
-      algorithms: ["HS256"],
-      issuer: client.id,
-      audience: [`${base}/oauth/token`, base],
-      requiredClaims: ["sub", "exp", "jti"],
-      currentDate: new Date(now * 1000),
-    }));
-  } catch (err) {
-    if (!(err instanceof joseErrors.JOSEError)) throw err;
-    throw invalidGrant(err instanceof joseErrors.JWTExpired ? "The assertion has expired" : "The assertion is invalid");
-  }
+  const { verifiesWith } = signingSecretsAt(client, now);
+  if (verifiesWith.length === 0) throw invalidGrant("The client has no signing secret to verify assertions with");
+  const claims = await verifiedAssertion(c.env, params.assertion, verifiesWith, client.id, now);
   const { sub, exp, jti } = claims;
   if (exp! > now + MAX_ASSERTION_LIFETIME) {
     throw invalidGrant(`The assertion must expire within ${MAX_ASSERTION_LIFETIME} seconds`);

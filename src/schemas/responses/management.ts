@@ -66,3 +66,10 @@ export const clientSecretSchema = z.object({
 });
 
 export const clientStatusSchema = z.object({ clientId: z.string(), status: z.enum(["active", "disabled"]) });
+
+/** A rotated signing secret, answered once. */
+export const signingSecretSchema = z.object({
+  clientId: z.string(),
+  signingSecret: z.string(),
+  previousSecretValidUntil: z.string(),
+});
