@@ -113,7 +113,7 @@ describe("POST /api/2/client/{clientId}/secret", () => {
     await expectError(await rotate(fjordAdmin, client.id), 404, "Client ID mismatch");
     await expectError(await rotate(admin, "no-such-client"), 404, "Unknown client ID");
     const now = Math.floor(Date.now() / 1000);
-    for (const until of [String(now - 60), String(now + 31 * 24 * 3600), "tomorrow", "2020-01-01 00:00:00"]) {
+    for (const until of [String(now - 3600), String(now + 31 * 24 * 3600), "tomorrow", "2020-01-01 00:00:00"]) {
       await expectError(
         await rotate(admin, client.id, { previousSecretValidUntil: until }),
         400,
@@ -123,6 +123,40 @@ describe("POST /api/2/client/{clientId}/secret", () => {
     const publicClient = await createClient({ public: true, secret: undefined, tokenEndpointAuthMethod: "none" });
     await expectError(await rotate(admin, publicClient.id), 400, "A public client has no secret to rotate");
     expect(await tokenStatus(client.id, client.secret)).toBe(200);
+  });
+});
+
+describe("rotations: who may rotate whose, and a retried rotation", () => {
+  it("lets an admin client rotate its own secret, never another admin's or the operator's", async () => {
+    const otherAdmin = await createClient({ admin: true });
+    const operatorClient = await createClient({ merchantId: 10, universalDataAccess: true });
+    for (const target of [otherAdmin, operatorClient]) {
+      await expectError(await rotate(admin, target.id), 401, /another admin or the operator's client/);
+      await expectError(await setStatus(admin, target.id, "disabled"), 401, /another admin or the operator's client/);
+      expect(await tokenStatus(target.id, target.secret)).toBe(200);
+    }
+    expect((await rotate(operator, otherAdmin.id)).status).toBe(200);
+    const self = await createClient({ admin: true });
+    expect((await rotate(await serverToken(self), self.id)).status).toBe(200);
+  });
+
+  it("answers a retry with the same Idempotency-Key by the same secret, and the secret before it still works", async () => {
+    const client = await createClient();
+    const key = crypto.randomUUID();
+    const send = (fields: Record<string, string> = {}) =>
+      call(`/api/2/client/${client.id}/secret`, {
+        method: "POST",
+        headers: { ...bearer(admin), ...FORM, "Idempotency-Key": key },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const [first, retried] = [await send(), await send()];
+    const secret = (await container(first)).data.clientSecret as string;
+    expect((await container(retried)).data.clientSecret).toBe(secret);
+    expect(await tokenStatus(client.id, client.secret)).toBe(200);
+    expect(await tokenStatus(client.id, secret)).toBe(200);
+    await expectError(await send({ previousSecretValidUntil: "2099-01-01 00:00:00" }), 422, /Idempotency-Key/);
+    const rotations = await auditOf(`action=client.secret.rotate&clientId=${adminId}`);
+    expect(rotations.filter((entry) => entry.targetClientId === client.id)).toHaveLength(1);
   });
 });
 

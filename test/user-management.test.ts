@@ -3,10 +3,11 @@
  * connections, who may make each, what each ends (sessions, refresh and access tokens, with
  * back-channel logout notices), and the audit entries each leaves (docs/management.md).
  */
-import { decodeJwt } from "jose";
+import { decodeJwt, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { redirectParameters } from "./helpers/browser";
 import {
+  BASE,
   basicAuth,
   bearer,
   call,
@@ -293,6 +294,52 @@ describe("POST /api/2/user/{userId}/logout", () => {
     const claims = decodeJwt(logoutToken!);
     expect(claims.sub).toBe(decodeJwt(idToken as string).sub);
     expect(claims).not.toHaveProperty("sid");
+  });
+});
+
+describe("an export with the user's own token", () => {
+  it("holds what the token's client holds, not its merchant's other clients", async () => {
+    const [a, b] = [await passwordClient(), await passwordClient()];
+    const { userId, tokens } = await signedInUser([a, b]);
+    const [atA] = tokens as unknown as [Record<string, string>];
+    const own = (await container(await exportOf(atA.access_token!, userId))).data;
+    expect(own.connections.map((c: { clientId: string }) => c.clientId)).toEqual([a.id]);
+    expect(own.grants.map((g: { clientId: string }) => g.clientId)).toEqual([a.id]);
+    const merchant = (await container(await exportOf(admin, userId))).data;
+    expect(merchant.connections.map((c: { clientId: string }) => c.clientId).sort()).toEqual([a.id, b.id].sort());
+    const [entry] = await auditOf(admin, `userId=${userId}&action=user.export`);
+    expect(entry).toMatchObject({ actor: "admin", detail: { scope: { merchantId: 10 } } });
+  });
+});
+
+describe("sign-out and a token from a JWT assertion", () => {
+  it("ends a user token that a JWT assertion gave, which has no refresh token", async () => {
+    const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+    const signingSecret = "the client's signing secret";
+    const client = await createClient({ grantTypes: ["client_credentials", JWT_BEARER], signingSecret });
+    const userId = nextUser++;
+    await createUser(userId, { clients: [client.id] });
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await new SignJWT({
+      iss: client.id,
+      sub: String(userId),
+      aud: `${BASE}/oauth/token`,
+      exp: now + 60,
+      jti: crypto.randomUUID(),
+    })
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode(signingSecret));
+    const res = await postForm(
+      "/oauth/token",
+      { grant_type: JWT_BEARER, assertion },
+      basicAuth(client.id, client.secret),
+    );
+    const { access_token: token } = (await res.json()) as { access_token: string };
+    // An endpoint that reads the user through the token, without a status check of its own.
+    const products = () => call(`/api/2/user/${userId}/products`, { headers: bearer(token) });
+    expect((await products()).status).toBe(200);
+    expect((await container(await signOut(admin, userId))).data).toMatchObject({ grants: 0 });
+    expect((await products()).status).toBe(401);
   });
 });
 

@@ -155,6 +155,17 @@ describe("POST /api/2/user", () => {
     );
   });
 
+  it("makes one user of concurrent creates with the same Idempotency-Key", async () => {
+    const key = crypto.randomUUID();
+    const email = fresh();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => create(web, { email }, { "Idempotency-Key": key })),
+    );
+    expect(answers.map((res) => res.status)).toEqual(Array(8).fill(201));
+    const ids = new Set(await Promise.all(answers.map(async (res) => (await container(res)).data.userId)));
+    expect(ids.size).toBe(1);
+  });
+
   it("takes a server token only", async () => {
     expect((await create(await userToken(), { email: fresh() })).status).toBe(403);
   });

@@ -1,34 +1,65 @@
 /**
- * The `Idempotency-Key` header of the API's creates (docs/management.md "Retrying a create"; the
- * IETF draft "The Idempotency-Key HTTP Header Field"): a create retried with the same key and the
- * same request answers what the first made, instead of making it twice or refusing it as a
- * duplicate; the same key with another request is refused.
+ * The `Idempotency-Key` header of the API's creates and rotations (docs/management.md "Retrying a
+ * create"; the IETF draft "The Idempotency-Key HTTP Header Field"): a request retried with the same
+ * key and the same request answers what the first made, instead of making it twice; the same key
+ * with another request is refused. Keys are the calling client's, and answer for a day.
  */
 import type { Context } from "hono";
 import { base64url } from "jose";
+import type { Database } from "../db/client";
+import { findIdempotencyKey, recordIdempotencyKey } from "../db/queries/idempotency";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import { RESERVED_PARAMETERS } from "./reserved-parameters";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 /** Visible ASCII, as the draft's examples and Stripe's keys are; a UUID fits many times over. */
 const KEY = /^[\x21-\x7e]{1,255}$/;
+/** How long a key answers retries. */
+export const IDEMPOTENCY_KEY_SECONDS = 24 * 3600;
 
-/** The request's key, when it sent one; a malformed one is a 400, never ignored. */
-export function idempotencyKeyOf(c: Context<AppEnv>): string | undefined {
+/** A request's key, and what makes two requests with it the same one. */
+export type Idempotency = { clientId: string; key: string; fingerprint: string };
+
+/** The request's key, when it sent one (a malformed one is a 400, never ignored). */
+export async function idempotencyOf(c: Context<AppEnv>, clientId: string): Promise<Idempotency | null> {
   const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
-  if (key === undefined) return undefined;
+  if (key === undefined) return null;
   if (!KEY.test(key)) {
     throw new ApiError(400, "invalid_request", `Invalid ${IDEMPOTENCY_KEY_HEADER}: 1 to 255 visible ASCII characters`);
   }
-  return key;
+  return { clientId, key, fingerprint: await requestFingerprint(c) };
 }
 
-/** What makes two requests the same one: method, path and body. */
-export async function requestFingerprint(c: Context<AppEnv>): Promise<string> {
-  const text = `${c.req.method} ${c.req.path}\n${await c.req.text()}`;
+/**
+ * Method, path and form body, without the call's own parameters (a retry may carry a fresh
+ * access token in the body).
+ */
+async function requestFingerprint(c: Context<AppEnv>): Promise<string> {
+  const body = new URLSearchParams(await c.req.text());
+  for (const name of RESERVED_PARAMETERS) body.delete(name);
+  const text = `${c.req.method} ${c.req.path}\n${body}`;
   return base64url.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
 }
 
-export function keyReusedError(): ApiError {
-  return new ApiError(422, "invalid_request", `The ${IDEMPOTENCY_KEY_HEADER} was used with another request`);
+/** What the key's first request made (its `resource`), if the key was used in the last day; another request's key is a 422. */
+export async function earlierResource(db: Database, idempotency: Idempotency | null, now: number) {
+  if (idempotency === null) return undefined;
+  const found = await findIdempotencyKey(db, idempotency.clientId, idempotency.key);
+  if (!found || found.created <= now - IDEMPOTENCY_KEY_SECONDS) return undefined;
+  if (found.requestHash !== idempotency.fingerprint) {
+    throw new ApiError(422, "invalid_request", `The ${IDEMPOTENCY_KEY_HEADER} was used with another request`);
+  }
+  return found.resource;
+}
+
+/**
+ * The key's record, for the batch of what its request makes (none without a key): a request
+ * racing another with the same key fails on it, and then answers what the other made.
+ */
+export function keyRecord(db: Database, idempotency: Idempotency | null, resource: string, now: number) {
+  if (idempotency === null) return [];
+  const { clientId, key, fingerprint } = idempotency;
+  const row = { clientId, key, requestHash: fingerprint, resource, created: now };
+  return recordIdempotencyKey(db, row, now - IDEMPOTENCY_KEY_SECONDS);
 }

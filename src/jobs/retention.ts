@@ -12,13 +12,12 @@ import {
   purgeSigninRequests,
 } from "../db/queries/retention";
 import type { Bindings } from "../env";
+import { IDEMPOTENCY_KEY_SECONDS } from "../http/idempotency";
 
 /** The audit trail is kept 13 months: a year's look back, and a month to act on it. */
 export const AUDIT_RETENTION_SECONDS = 395 * 24 * 3600;
 /** A sign-in link's row outlives its expiry by an hour: a browser's use of it may still be retried. */
 const SIGNIN_REQUEST_GRACE_SECONDS = 3600;
-/** An Idempotency-Key answers retries for a day (docs/management.md "Retrying a create"). */
-const IDEMPOTENCY_KEY_SECONDS = 24 * 3600;
 /** Rows each delete removes per round, and rounds per run: at most 50,000 rows of each kind an hour. */
 const ROWS_PER_ROUND = 1_000;
 const MAX_ROUNDS = 50;

@@ -4,7 +4,10 @@
  * its merchant's clients; the operator's client every client. Each write is one D1 batch with its
  * audit entry; this isolate forgets its cached copy at once, the others within their minute.
  */
+import type { BatchItem } from "drizzle-orm/batch";
 import { type Context, Hono } from "hono";
+import type { Database } from "../../db/client";
+import { violatesUnique } from "../../db/constraints";
 import {
   type ClientRecord,
   findClientRecord,
@@ -17,12 +20,13 @@ import { ApiError, OAuthError } from "../../errors";
 import { auditEntry } from "../../events/audit";
 import { describeRoute, respond } from "../../http/container";
 import { formatDatetime, nowInSeconds, parseDatetime } from "../../http/datetime";
+import { earlierResource, idempotencyOf, keyRecord } from "../../http/idempotency";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { forgetClient } from "../../oauth/client-auth";
 import { clientSecretSchema, clientStatusSchema, signingSecretSchema } from "../../schemas/responses/management";
 import { clientSecretRequestSchema, clientStatusRequestSchema } from "../../schemas/management";
-import { hashSecret, sealSecret } from "../../security/data-protection";
+import { hashSecret, openSecret, sealSecret } from "../../security/data-protection";
 import { randomToken } from "../../security/random-token";
 import { type Authority, callerAuthority, requireAdministration } from "./authority";
 
@@ -30,30 +34,100 @@ import { type Authority, callerAuthority, requireAdministration } from "./author
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
 
-/** The path's client, when the caller may manage it: its merchant's (admin), or any (operator). */
+/**
+ * The path's client, when the caller may manage it: any for the operator; for an admin client,
+ * itself and its merchant's clients without rights of their own.
+ */
 async function managedClient(c: Context<AppEnv>, authority: Authority): Promise<ClientRecord> {
   requireAdministration(authority);
   const id = c.req.param("clientId") ?? "";
   const client = id.length <= 64 ? await findClientRecord(c.get("db")(), id) : undefined;
   if (!client) throw new OAuthError(404, "invalid_client_id", "Unknown client ID");
-  if (authority.actor !== "operator" && client.merchantId !== authority.merchantId) {
-    throw new ApiError(404, "invalid_request", "Client ID mismatch");
+  if (authority.actor === "operator") return client;
+  if (client.merchantId !== authority.merchantId) throw new ApiError(404, "invalid_request", "Client ID mismatch");
+  // An admin client manages the merchant's plain clients and itself, never another client with
+  // rights: it could otherwise take over another admin's, or the operator's, credentials.
+  if ((client.admin || client.universalDataAccess) && client.id !== authority.clientId) {
+    throw new OAuthError(
+      401,
+      "unauthorized_client",
+      "Your client doesn't have administration rights for this client: another admin or the operator's client is the operator's to manage",
+    );
   }
   return client;
 }
 
-/** `previousSecretValidUntil`: Unix seconds or `YYYY-MM-DD HH:MM:SS`, from now to thirty days on. */
+/** A caller's clock a little behind ours still means "now". */
+const CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * `previousSecretValidUntil`: Unix seconds or `YYYY-MM-DD HH:MM:SS`, from now to thirty days on;
+ * a time up to a minute past is now.
+ */
 function overlapEnd(sent: string | undefined, now: number): number {
   if (sent === undefined) return now + DEFAULT_OVERLAP_SECONDS;
   const end = /^\d{1,12}$/.test(sent) ? Number(sent) : parseDatetime(sent);
-  if (end === null || end < now || end > now + MAX_OVERLAP_SECONDS) {
+  if (end === null || end < now - CLOCK_SKEW_SECONDS || end > now + MAX_OVERLAP_SECONDS) {
     throw new ApiError(
       400,
       "invalid_request",
       "Invalid parameter value: previousSecretValidUntil (Unix seconds or YYYY-MM-DD HH:MM:SS, from now to 30 days on)",
     );
   }
-  return end;
+  return Math.max(end, now);
+}
+
+/**
+ * Rotates one of the client's secrets with `write`, once per Idempotency-Key: a retry with the key
+ * answers the secret the first request made (kept sealed beside the key for its day), where a
+ * second rotation would end the very secret the client still uses.
+ */
+async function rotate(
+  c: Context<AppEnv>,
+  authority: Authority,
+  client: ClientRecord,
+  action: string,
+  /** The form's `previousSecretValidUntil`. */
+  sentUntil: string | undefined,
+  /** How the secret is kept (hashed, or sealed), and the statement that keeps it. */
+  keep: {
+    as: (secret: string) => Promise<string>;
+    write: (db: Database, kept: string, until: number, now: number) => BatchItem<"sqlite">;
+  },
+): Promise<{ secret: string; previousValidUntil: number }> {
+  const db = c.get("db")();
+  const now = nowInSeconds();
+  const idempotency = await idempotencyOf(c, authority.clientId);
+  const earlier = async () => {
+    const resource = await earlierResource(db, idempotency, now);
+    if (resource === undefined) return undefined;
+    const [until, sealed] = resource.split(" ") as [string, string];
+    return { secret: await openSecret(c.env.DATA_PROTECTION_KEY, sealed), previousValidUntil: Number(until) };
+  };
+  const repeated = await earlier();
+  if (repeated) return repeated;
+  const previousValidUntil = overlapEnd(sentUntil, now);
+  const secret = randomToken();
+  const kept = `${previousValidUntil} ${await sealSecret(c.env.DATA_PROTECTION_KEY, secret)}`;
+  try {
+    await db.batch([
+      keep.write(db, await keep.as(secret), previousValidUntil, now),
+      auditEntry(
+        c,
+        authority,
+        { action, targetClientId: client.id, detail: { previousSecretValidUntil: previousValidUntil } },
+        now,
+      ),
+      ...keyRecord(db, idempotency, kept, now),
+    ]);
+  } catch (err) {
+    // A racing request with the same key rotated first: answer what it made.
+    const raced = violatesUnique(err, "idempotency_keys") ? await earlier() : undefined;
+    if (raced) return raced;
+    throw err;
+  }
+  forgetClient(client.id);
+  return { secret, previousValidUntil };
 }
 
 const statusName = (client: Pick<ClientRecord, "disabled">) => (client.disabled === null ? "active" : "disabled");
@@ -74,24 +148,17 @@ export const clientManagementRoutes = new Hono<AppEnv>()
       const authority = await callerAuthority(c);
       const client = await managedClient(c, authority);
       if (client.publicClient) throw new ApiError(400, "invalid_request", "A public client has no secret to rotate");
-      const now = nowInSeconds();
-      const previousValidUntil = overlapEnd(c.req.valid("form").previousSecretValidUntil, now);
-      const secret = randomToken();
-      const db = c.get("db")();
-      await db.batch([
-        rotateClientSecret(db, client.id, await hashSecret(c.env.DATA_PROTECTION_KEY, secret), previousValidUntil, now),
-        auditEntry(
-          c,
-          authority,
-          {
-            action: "client.secret.rotate",
-            targetClientId: client.id,
-            detail: { previousSecretValidUntil: previousValidUntil },
-          },
-          now,
-        ),
-      ]);
-      forgetClient(client.id);
+      const { secret, previousValidUntil } = await rotate(
+        c,
+        authority,
+        client,
+        "client.secret.rotate",
+        c.req.valid("form").previousSecretValidUntil,
+        {
+          as: (secret) => hashSecret(c.env.DATA_PROTECTION_KEY, secret),
+          write: (db, hash, until, now) => rotateClientSecret(db, client.id, hash, until, now),
+        },
+      );
       return respond(c, {
         object: "ClientSecret",
         data: {
@@ -116,30 +183,17 @@ export const clientManagementRoutes = new Hono<AppEnv>()
     async (c) => {
       const authority = await callerAuthority(c);
       const client = await managedClient(c, authority);
-      const now = nowInSeconds();
-      const previousValidUntil = overlapEnd(c.req.valid("form").previousSecretValidUntil, now);
-      const secret = randomToken();
-      const db = c.get("db")();
-      await db.batch([
-        rotateClientSigningSecret(
-          db,
-          client.id,
-          await sealSecret(c.env.DATA_PROTECTION_KEY, secret),
-          previousValidUntil,
-          now,
-        ),
-        auditEntry(
-          c,
-          authority,
-          {
-            action: "client.signing-secret.rotate",
-            targetClientId: client.id,
-            detail: { previousSecretValidUntil: previousValidUntil },
-          },
-          now,
-        ),
-      ]);
-      forgetClient(client.id);
+      const { secret, previousValidUntil } = await rotate(
+        c,
+        authority,
+        client,
+        "client.signing-secret.rotate",
+        c.req.valid("form").previousSecretValidUntil,
+        {
+          as: (secret) => sealSecret(c.env.DATA_PROTECTION_KEY, secret),
+          write: (db, sealed, until, now) => rotateClientSigningSecret(db, client.id, sealed, until, now),
+        },
+      );
       return respond(c, {
         object: "ClientSigningSecret",
         data: {

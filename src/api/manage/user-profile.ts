@@ -7,7 +7,6 @@ import { type Context, Hono } from "hono";
 import { readUserProfile } from "../../db/cached-reads";
 import { violatesUnique } from "../../db/constraints";
 import { findClient } from "../../db/queries/clients";
-import { findIdempotencyKey, insertIdempotencyKey } from "../../db/queries/idempotency";
 import { changedFields, insertUser, updateUserProfile } from "../../db/queries/user-profile";
 import { findAddressOwner, findUserIdByUuid, newUserId } from "../../db/queries/users";
 import type { AppEnv } from "../../env";
@@ -15,7 +14,7 @@ import { ApiError } from "../../errors";
 import { auditEntry } from "../../events/audit";
 import { describeRoute, respond } from "../../http/container";
 import { nowInSeconds } from "../../http/datetime";
-import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf, keyReusedError, requestFingerprint } from "../../http/idempotency";
+import { earlierResource, IDEMPOTENCY_KEY_HEADER, idempotencyOf, keyRecord } from "../../http/idempotency";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { isRegisteredRedirectUri } from "../../oauth/redirect-uri";
@@ -59,16 +58,21 @@ export const userProfileRoutes = new Hono<AppEnv>()
       if (email === null) throw new ApiError(400, "invalid_request", "Parameter 'email' is not an e-mail address");
       const authority = await callerAuthority(c);
       const db = c.get("db")();
-      const key = idempotencyKeyOf(c);
-      const fingerprint = key === undefined ? undefined : await requestFingerprint(c);
-      const earlier = async () => {
-        const found = key === undefined ? undefined : await findIdempotencyKey(db, authority.clientId, key);
-        if (!found) return undefined;
-        if (found.requestHash !== fingerprint) throw keyReusedError();
-        return respondWithUser(c, { uuid: found.resource.slice("user:".length) }, 201);
+      const now = nowInSeconds();
+      const idempotency = await idempotencyOf(c, authority.clientId);
+      // A retry of a create that was made answers what it made; checked again after any refusal
+      // below, as a racing request with the same key may have made it meanwhile.
+      const madeBefore = async () => {
+        const resource = await earlierResource(db, idempotency, now);
+        return resource === undefined ? undefined : respondWithUser(c, { uuid: resource.slice("user:".length) }, 201);
       };
-      const repeated = await earlier();
+      const repeated = await madeBefore();
       if (repeated) return repeated;
+      const addressTaken = async () => {
+        const earlier = await madeBefore();
+        if (earlier) return earlier;
+        throw notAvailable();
+      };
 
       const client = await findClient(db, authority.clientId);
       if (!client) throw new ApiError(404, "invalid_request", "Unknown client ID");
@@ -82,8 +86,7 @@ export const userProfileRoutes = new Hono<AppEnv>()
           "Parameter 'redirectUri' is not registered for the calling client",
         );
       }
-      if (await findAddressOwner(db, email)) throw notAvailable();
-      const now = nowInSeconds();
+      if (await findAddressOwner(db, email)) return addressTaken();
       const uuid = crypto.randomUUID();
       const profile = profileFieldsOf(form);
       const userId = newUserId(uuid);
@@ -92,24 +95,13 @@ export const userProfileRoutes = new Hono<AppEnv>()
         const [[inserted]] = await db.batch([
           ...insertUser(db, { uuid, email, profile, client, now }),
           auditEntry(c, authority, { action: "user.create", userId, detail: { fields: changedFields(profile) } }, now),
-          ...(key === undefined
-            ? []
-            : [
-                insertIdempotencyKey(db, {
-                  clientId: client.id,
-                  key,
-                  requestHash: fingerprint!,
-                  resource: `user:${uuid}`,
-                  created: now,
-                }),
-              ]),
+          ...keyRecord(db, idempotency, `user:${uuid}`, now),
         ]);
         created = inserted!.id;
       } catch (err) {
-        // A request with the same key won the race: answer what it made. The address taken by another: 409.
-        if (violatesUnique(err, "idempotency_keys")) return (await earlier())!;
-        if (violatesUnique(err, "user_emails.value")) throw notAvailable();
-        throw err;
+        // The same key's racing request, or another's, took the key or the address first.
+        if (!violatesUnique(err, "idempotency_keys") && !violatesUnique(err, "user_emails.value")) throw err;
+        return addressTaken();
       }
       if (form.redirectUri !== undefined) {
         await requestSignInLink(

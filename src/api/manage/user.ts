@@ -215,7 +215,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
       name: "Export a user's data",
       controller: "api/manage/user#export",
       description:
-        "GDPR art. 15 and 20: everything held about the user as JSON: the User object, connections, browser sessions, grants (never a token), devices, digital contents, the mail history and the audit entries about the user. An admin client, or the user's own token, gets what the merchant holds (mails sent for its clients); the operator's client everything.",
+        "GDPR art. 15 and 20: everything held about the user as JSON: the User object, connections, browser sessions, grants (never a token), devices, digital contents, the mail history and the audit entries about the user (the 1,000 newest of each list). The operator's client gets everything; an admin client what its merchant holds; the user's own token what its client holds. Recorded in the audit trail (`user.export`).",
       success: { data: userExportSchema },
     }),
     requireToken("user/export", "any"),
@@ -223,14 +223,21 @@ export const userManagementRoutes = new Hono<AppEnv>()
       const authority = await callerAuthority(c);
       if (authority.actor !== "user") requireAdministration(authority);
       const profile = await managedUser(c, authority);
-      const everything = authority.actor === "operator";
+      // The operator: everything; an admin client: its merchant's; a user's own token: its client's.
+      const scope: ClientScope =
+        authority.actor === "operator"
+          ? null
+          : authority.actor === "admin"
+            ? { merchantId: authority.merchantId }
+            : { clientId: authority.clientId };
       const db = c.get("db")();
       const userId = profile.user.id;
-      const merchantId = everything ? null : authority.merchantId;
       const [held, mails] = await Promise.all([
-        findUserRecords(db, userId, merchantId),
-        listMails(db, userId, MAX_EXPORTED_MAILS, merchantId === null ? null : { merchantId }),
+        findUserRecords(db, userId, scope),
+        listMails(db, userId, MAX_EXPORTED_MAILS, scope),
       ]);
+      // A read of everything about a person is recorded like a change.
+      await auditEntry(c, authority, { action: "user.export", userId, detail: { scope } }, nowInSeconds()).run();
       return respond(c, { object: "UserExport", data: userExportView(profile, held, mails) });
     },
   );

@@ -1,15 +1,17 @@
 /**
- * Everything held about a user at a merchant's clients, or at every client when `merchantId` is
- * null (GDPR art. 15 and 20; docs/management.md "Export"), in one round trip, each part by an
- * index that starts with the user.
+ * Everything held about a user at the clients in `scope`: one client, a merchant's, or every one
+ * (GDPR art. 15 and 20; docs/management.md "Export"), in one round trip, each part by an index
+ * that starts with the user.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { Database } from "../client";
 import { auditEvents, deviceFingerprints, digitalContents, refreshTokens, sessions, userClients } from "../schema";
 import { type ClientScope, inClientScope } from "./clients";
 
-export async function findUserRecords(db: Database, userId: number, merchantId: number | null) {
-  const scope: ClientScope = merchantId === null ? null : { merchantId };
+/** The most rows of each growing list (sessions, grants, audit entries) an export carries, newest first. */
+const MAX_EXPORTED_ROWS = 1_000;
+
+export async function findUserRecords(db: Database, userId: number, scope: ClientScope) {
   const [connections, browserSessions, grants, devices, contents, audit] = await db.batch([
     db
       .select({ clientId: userClients.clientId, merchantId: userClients.merchantId, created: userClients.created })
@@ -24,7 +26,9 @@ export async function findUserRecords(db: Database, userId: number, merchantId: 
         method: sessions.method,
       })
       .from(sessions)
-      .where(and(eq(sessions.userId, userId), inClientScope(db, sessions.clientId, scope))),
+      .where(and(eq(sessions.userId, userId), inClientScope(db, sessions.clientId, scope)))
+      .orderBy(desc(sessions.created))
+      .limit(MAX_EXPORTED_ROWS),
     db
       .select({
         clientId: refreshTokens.clientId,
@@ -35,7 +39,8 @@ export async function findUserRecords(db: Database, userId: number, merchantId: 
       })
       .from(refreshTokens)
       .where(and(eq(refreshTokens.userId, userId), inClientScope(db, refreshTokens.clientId, scope)))
-      .orderBy(asc(refreshTokens.clientId), asc(refreshTokens.id)),
+      .orderBy(desc(refreshTokens.id))
+      .limit(MAX_EXPORTED_ROWS),
     db
       .select({
         clientId: deviceFingerprints.clientId,
@@ -53,10 +58,17 @@ export async function findUserRecords(db: Database, userId: number, merchantId: 
     db
       .select()
       .from(auditEvents)
-      .where(
-        and(eq(auditEvents.userId, userId), merchantId === null ? undefined : eq(auditEvents.merchantId, merchantId)),
-      )
-      .orderBy(asc(auditEvents.id)),
+      .where(and(eq(auditEvents.userId, userId), auditScope(scope)))
+      .orderBy(desc(auditEvents.id))
+      .limit(MAX_EXPORTED_ROWS),
   ]);
   return { connections, sessions: browserSessions, grants, devices, digitalContents: contents, audit };
+}
+
+/** A scope's audit entries: those of its merchant, or those its one client made. */
+function auditScope(scope: ClientScope) {
+  if (scope === null) return undefined;
+  return "merchantId" in scope
+    ? eq(auditEvents.merchantId, scope.merchantId)
+    : eq(auditEvents.clientId, scope.clientId);
 }

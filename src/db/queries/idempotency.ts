@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, lte } from "drizzle-orm";
 import type { Database } from "../client";
 import { idempotencyKeys } from "../schema";
 
@@ -10,6 +10,21 @@ export function findIdempotencyKey(db: Database, clientId: string, key: string) 
     .get();
 }
 
-export function insertIdempotencyKey(db: Database, row: typeof idempotencyKeys.$inferInsert) {
-  return db.insert(idempotencyKeys).values(row);
+/**
+ * A key's record: its stale record (created at or before `staleBefore`, not yet purged) goes
+ * first; a live one makes the insert, and so the batch it is in, fail.
+ */
+export function recordIdempotencyKey(db: Database, row: typeof idempotencyKeys.$inferInsert, staleBefore: number) {
+  return [
+    db
+      .delete(idempotencyKeys)
+      .where(
+        and(
+          eq(idempotencyKeys.clientId, row.clientId),
+          eq(idempotencyKeys.key, row.key),
+          lte(idempotencyKeys.created, staleBefore),
+        ),
+      ),
+    db.insert(idempotencyKeys).values(row),
+  ] as const;
 }

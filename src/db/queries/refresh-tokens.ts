@@ -9,6 +9,28 @@ export function insertRefreshToken(db: Database, token: typeof refreshTokens.$in
   return db.insert(refreshTokens).values(token);
 }
 
+/**
+ * A grant that has no refresh token (a JWT assertion's), recorded as a family whose one row can
+ * never be used: revoked and expired from the start, and a hash no presented token has (a token's
+ * hash is base64url, without `:`). Signing a user out finds the grant by it and revokes its access
+ * tokens (oauth/sign-out.ts); the retention job purges it once they have expired.
+ */
+export function recordGrantWithoutRefreshToken(
+  db: Database,
+  grant: { clientId: string; userId: number; family: string; scope: string; now: number },
+) {
+  return db.insert(refreshTokens).values({
+    tokenHash: `grant:${grant.family}`,
+    clientId: grant.clientId,
+    userId: grant.userId,
+    family: grant.family,
+    scope: grant.scope,
+    created: grant.now,
+    expires: grant.now,
+    revoked: grant.now,
+  });
+}
+
 export function findRefreshToken(db: Database, tokenHash: string): Promise<RefreshTokenRecord | undefined> {
   return db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash)).get();
 }

@@ -11,11 +11,13 @@
  * token: the client can make a new assertion whenever it needs one.
  */
 import { errors as joseErrors, jwtVerify } from "jose";
+import { recordGrantWithoutRefreshToken } from "../../db/queries/refresh-tokens";
 import { findUserRefusal, isConnected } from "../../db/queries/users";
 import { redeem } from "../../durable-objects/one-time-values";
 import type { Bindings } from "../../env";
 import { invalidGrant, invalidRequest } from "../../errors";
 import { openSecret } from "../../security/data-protection";
+import { newRefreshTokenFamily } from "../refresh-tokens";
 import { signingSecretsAt } from "../signing-secrets";
 import { userIdOfSubject } from "../tokens";
 import { type Grant, type GrantRequest, tokenResponse } from "./grant";
@@ -91,12 +93,22 @@ async function redeemAssertion(request: GrantRequest) {
   if (!(await isConnected(db, client.id, userId))) throw invalidGrant("The subject is not a user of this client");
   const refusal = await findUserRefusal(db, userId);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
-  // Spent at once, as nothing is written for it: only the token is signed after.
+  // Spent at once; the token is signed, then its grant recorded, so that signing the user out
+  // revokes it too (a grant signed but not recorded is never answered).
+  const grant = newRefreshTokenFamily();
   const redeemed = await redeem(
     c,
     client.id,
     { key: `jti:${jti}`, expiresAt: exp! * 1000, grant: null, reserve: false },
-    () => tokenResponse(request, { kind: "user", userId }, { user_id: String(userId), is_admin: false }),
+    async () => {
+      const response = await tokenResponse(
+        request,
+        { kind: "user", userId, grant },
+        { user_id: String(userId), is_admin: false },
+      );
+      await recordGrantWithoutRefreshToken(db, { clientId: client.id, userId, family: grant, scope: "", now });
+      return response;
+    },
   );
   if (redeemed.outcome === "expired") throw invalidGrant("The assertion has expired");
   if (redeemed.outcome === "replayed") throw invalidGrant("The assertion has already been used");
