@@ -91,6 +91,15 @@ describe("the audit trail of sign-ins", () => {
     expect(await entries(`userId=${userId}&action=signin.success`)).toEqual([]);
   });
 
+  it("names no account of another merchant in a failure, nor its refusal", async () => {
+    const { client } = await setting();
+    const elsewhere = nextUser++;
+    const stranger = await createUser(elsewhere, { clients: ["6b7c8d9e0f1a2b3c4d5e6f70"], status: -2 });
+    expect((await passwordGrant(client, stranger.email, stranger.password)).status).toBe(400);
+    const [entry] = await eventually(`clientId=${client.id}&action=signin.failure`, 1);
+    expect(entry).toMatchObject({ userId: null, detail: { reason: "wrong" } });
+  });
+
   it("records a sign-in on the login page with the session it starts", async () => {
     const { client, userId, user } = await setting();
     const browser = new Browser();

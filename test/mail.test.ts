@@ -83,39 +83,48 @@ describe("GET /api/2/mail", () => {
   });
 });
 
+/** Users of their own, away from the other files' ranges (the test files share one database). */
+const ownUser = 27_000 + Math.floor(Math.random() * 500) * 2;
+
 describe("mail is shown only to the client it was sent for", () => {
   it("shows a user's mail of the calling client only: not another client's, not one sent for none", async () => {
     const other = await createClient();
-    await createUser(9402, { clients: [webClient.id, other.id] });
+    const userId = ownUser;
+    await createUser(userId, { clients: [webClient.id, other.id] });
     const sentFor = (clientId: string | undefined, token: string) => ({
-      userId: 9402,
+      userId,
       ...(clientId && { clientId }),
       template: "receipt",
       senderEmail: "shop@nordicdaily.example",
-      userEmail: "user9402@example.org",
+      userEmail: `user${userId}@example.org`,
       created: 1000,
       token,
     });
     await importData({
-      mails: [sentFor(webClient.id, "m9402-web"), sentFor(other.id, "m9402-other"), sentFor(undefined, "m9402-none")],
+      mails: [
+        sentFor(webClient.id, `m${userId}-web`),
+        sentFor(other.id, `m${userId}-other`),
+        sentFor(undefined, `m${userId}-none`),
+      ],
     });
     const tokens = async (token?: string) =>
-      (await mail("?id=9402", token)).body.data.map((m: { token: string }) => m.token);
-    expect(await tokens()).toEqual(["m9402-web"]);
-    expect(await tokens(await serverToken(other))).toEqual(["m9402-other"]);
+      (await mail(`?id=${userId}`, token)).body.data.map((m: { token: string }) => m.token);
+    expect(await tokens()).toEqual([`m${userId}-web`]);
+    expect(await tokens(await serverToken(other))).toEqual([`m${userId}-other`]);
   });
 
   it("records a sign-in link's mail for the client that asked for it", async () => {
     const other = await createClient();
-    const user = await createUser(9403, { clients: [webClient.id, other.id] });
+    const userId = ownUser + 1;
+    const user = await createUser(userId, { clients: [webClient.id, other.id] });
     const asked = await call("/api/2/signin", {
       method: "POST",
       headers: { ...bearer(await serverToken(webClient)), "Content-Type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ identifier: user.email, redirectUri: webClient.redirectUris[0]! }).toString(),
     });
     expect(asked.status).toBe(201);
-    expect((await mail("?id=9403")).body.data.map((m: { template: string }) => m.template)).toEqual(["signin"]);
-    expect((await mail("?id=9403", await serverToken(other))).body.data).toEqual([]);
+    expect((await mail(`?id=${userId}`)).body.data.map((m: { template: string }) => m.template)).toEqual(["signin"]);
+    expect((await mail(`?id=${userId}`, await serverToken(other))).body.data).toEqual([]);
   });
 });
 

@@ -75,6 +75,11 @@ export async function buildImportStatements(
         secretHash: await hashSecret(dataProtectionKey, c.secret ?? randomToken()),
         signingSecretSealed:
           c.signingSecret === undefined ? null : await sealSecret(dataProtectionKey, c.signingSecret),
+        // The imported secrets are the client's only ones: a rotation's previous ones end.
+        previousSecretHash: null,
+        previousSecretExpires: null,
+        previousSigningSecretSealed: null,
+        previousSigningSecretExpires: null,
         redirectUris: c.redirectUris,
         defaultRedirectUri: c.defaultRedirectUri,
         fields: c.fields,

@@ -5,6 +5,7 @@
 import type { SQL } from "drizzle-orm";
 import type { Context } from "hono";
 import { insertAuditEvent } from "../db/queries/audit";
+import { isConnectedToMerchant } from "../db/queries/users";
 import type { AuditActor, SignInMethod } from "../db/schema";
 import type { AppEnv } from "../env";
 import { logUnlessPlatformFault } from "../errors";
@@ -42,6 +43,13 @@ export type SignInClient = { id: string; merchantId: number };
 
 const byUser = (client: SignInClient): Actor => ({ actor: "user", clientId: client.id, merchantId: client.merchantId });
 
+/** A client acting on its own tokens (revocation), in its own right. */
+export const byClient = (client: SignInClient): Actor => ({
+  actor: "client",
+  clientId: client.id,
+  merchantId: client.merchantId,
+});
+
 /** A sign-in's entry, for the batch that records the sign-in (its session, or its grant). */
 export function signInEntry(
   c: Context<AppEnv>,
@@ -59,9 +67,10 @@ export function consentEntry(c: Context<AppEnv>, client: SignInClient, userId: n
 }
 
 /**
- * A failed sign-in's entry (`reason`: wrong, throttled, or the account's refusal), written off the
- * answer: a failure writes nothing else, and its answer never waits on the trail. `userId` is null
- * for an address that is nobody's; the address itself is never recorded.
+ * A failed sign-in's entry (`reason`: wrong, or the account's refusal), written off the answer: a
+ * failure writes nothing else, and its answer never waits on the trail. It names the account, and
+ * its refusal, only when the account is connected to the client's merchant: the trail of one
+ * merchant never tells whose an address is elsewhere. The address itself is never recorded.
  */
 export function recordSignInFailure(
   c: Context<AppEnv>,
@@ -70,16 +79,13 @@ export function recordSignInFailure(
   reason: string,
   now: number,
 ): void {
-  const entry = auditEntry(
-    c,
-    byUser(client),
-    { action: "signin.failure", ...(userId !== null && { userId }), detail: { method: "pwd", reason } },
-    now,
-  );
+  const db = c.get("db")();
+  const record = async () => {
+    const known = userId !== null && (await isConnectedToMerchant(db, client.merchantId, userId));
+    const detail = { method: "pwd", reason: known ? reason : "wrong" };
+    await auditEntry(c, byUser(client), { action: "signin.failure", ...(known && { userId }), detail }, now).run();
+  };
   c.executionCtx.waitUntil(
-    entry.run().then(
-      () => undefined,
-      (error: unknown) => logUnlessPlatformFault("sign-in failure not recorded", error),
-    ),
+    record().catch((error: unknown) => logUnlessPlatformFault("sign-in failure not recorded", error)),
   );
 }

@@ -31,7 +31,7 @@ import { verifyPassword } from "../security/password";
 export type PasswordSignIn =
   | { outcome: "signed_in"; user: UserRecord }
   | { outcome: "wrong"; userId: number | null }
-  | { outcome: "throttled"; retryAfter: number; userId: number | null }
+  | { outcome: "throttled"; retryAfter: number }
   /** The password was right, but the account may not sign in (inactive, blocked, deleted). */
   | { outcome: "refused"; refusal: string; userId: number };
 
@@ -49,10 +49,9 @@ export async function signInWithPassword(
   caller: SignInOrigin["caller"] = "browser",
 ): Promise<PasswordSignIn> {
   const outcome = await checkPassword(c, client.id, email, password, caller);
-  if (outcome.outcome !== "signed_in") {
-    const reason = outcome.outcome === "refused" ? outcome.refusal : outcome.outcome;
-    recordSignInFailure(c, client, outcome.userId, reason, now);
-  }
+  // A throttled attempt checked no password: it is not recorded, so that a flood of them writes nothing.
+  if (outcome.outcome === "wrong") recordSignInFailure(c, client, outcome.userId, "wrong", now);
+  if (outcome.outcome === "refused") recordSignInFailure(c, client, outcome.userId, outcome.refusal, now);
   return outcome;
 }
 
@@ -70,7 +69,7 @@ async function checkPassword(
   const attempt = crypto.randomUUID();
   try {
     const begun = await limiter.beginSignIn(account, SIGN_IN_FAILURE_LIMIT, origin, attempt);
-    if (!begun.allowed) return { outcome: "throttled", retryAfter: begun.retryAfter, userId: user?.id ?? null };
+    if (!begun.allowed) return { outcome: "throttled", retryAfter: begun.retryAfter };
     const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
     if (!user || !passwordMatches) {
       // Counted before it is told: a guess answered uncounted would be free.

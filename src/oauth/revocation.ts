@@ -14,7 +14,7 @@ import { findUserRefusal } from "../db/queries/users";
 import { revokeTokens } from "../durable-objects/leases";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AccessTokenClaims, AppEnv } from "../env";
-import { type Actor, auditEntry, type SignInClient } from "../events/audit";
+import { auditEntry, byClient, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
 import { refreshTokenHash } from "./refresh-tokens";
@@ -68,12 +68,6 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
     await revokeGrant(c, client, { grant: refresh.family, userId: refresh.userId, reason: "revoked" }, now);
   }
 }
-
-const byClient = (client: SignInClient): Actor => ({
-  actor: "client",
-  clientId: client.id,
-  merchantId: client.merchantId,
-});
 
 /**
  * POST /oauth/introspect: the claims of `clientId`'s own live token, else `{active: false}`.

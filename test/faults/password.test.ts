@@ -215,9 +215,10 @@ describe("grant_type=password with a wrong password under a storage fault", () =
     expect((await fetchWith(clean, "/oauth/token", passwordGrant(client, user.email, "a wrong guess"))).status).toBe(
       400,
     );
-    // And one more D1 call, off the answer: the failure's audit entry (below).
+    // And two more D1 calls, off the answer: the failure's audit entry, after whether its
+    // account is the merchant's (below).
     for (const binding of ["CODES", "RATE_LIMITER", "DB", "LINK_REQUESTS"] as const) {
-      const audit = binding === "DB" ? 1 : 0;
+      const audit = binding === "DB" ? 2 : 0;
       expect(counts[binding].calls).toBe(CALLS.filter((c) => c.binding === binding).length + audit);
     }
   });

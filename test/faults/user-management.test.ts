@@ -59,7 +59,7 @@ async function signedIn() {
     redirectUris: ["https://test.example/callback"],
   };
   const userId = nextUser++;
-  const user = await createUser(userId, { clients: [client.id] });
+  const user = await createUser(userId, { clients: [client.id], emailVerified: "2024-01-02 00:00:00" });
   const tokens = (await userTokenResponse(user, client, "openid")) as Record<string, string>;
   // A fresh admin client each time: its first call is admitted by its RateLimiter, not a lease.
   const admin = await serverToken(await createClient({ admin: true }));
@@ -79,7 +79,7 @@ async function statusOf(userId: number) {
   return row!.status;
 }
 
-/** Blocked, with nothing left working: the access token refused, the refresh token too. */
+/** Nothing the user had is left working: the access token refused, the refresh token too. */
 async function expectEnded(client: { id: string; secret: string }, tokens: Record<string, string>) {
   expect((await call("/api/2/me", { headers: bearer(tokens.access_token!) })).status).toBe(401);
   const refreshed = await postForm(
@@ -112,6 +112,11 @@ describe("POST /api/2/user/{userId}/status under a storage fault", () => {
       expect((await fetchWith(env, `/api/2/user/${userId}/status`, block)).status).toBe(200);
     }
     expect(await statusOf(userId)).toBe(-2);
+    // Unblocked again, the user may sign in anew, but what the block ended stays ended: the
+    // revocations landed, not merely the status that refuses a blocked user.
+    expect((await fetchWith(env, `/api/2/user/${userId}/status`, { ...block, body: "status=active" })).status).toBe(
+      200,
+    );
     await expectEnded(client, tokens);
   });
 });

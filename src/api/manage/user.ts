@@ -54,6 +54,14 @@ function statusOf(name: "active" | "blocked" | "inactive", profile: UserProfile)
 /** The most mails an export carries, newest first: the mail history's own bound ten times over. */
 const MAX_EXPORTED_MAILS = 1_000;
 
+/**
+ * Whether the account's owner ever proved an address (a verified address, or a verified
+ * primary one): an account anyone could have made for someone else's address has not.
+ */
+function provedAnAddress({ user, emails }: UserProfile): boolean {
+  return user.emailVerified !== null || emails.some((email) => email.verified);
+}
+
 /** Nothing personal is left: a deleted account without addresses, numbers or names. */
 function isErased({ user, emails, phoneNumbers, addresses, accounts }: UserProfile): boolean {
   const parts = emails.length + phoneNumbers.length + addresses.length + accounts.length;
@@ -86,6 +94,13 @@ export const userManagementRoutes = new Hono<AppEnv>()
         throw new ApiError(409, "invalid_request", "The user is deleted: a deleted account's status does not change");
       }
       const status = statusOf(c.req.valid("form").status, profile);
+      if (status < USER_STATUS.unverified && authority.actor !== "operator" && !provedAnAddress(profile)) {
+        throw new ApiError(
+          403,
+          "access_denied",
+          "Client or merchant is not authorized to access this user: the account never proved an address, so blocking it would keep the address from its owner; erase the account instead, or ask the operator",
+        );
+      }
       if (status === user.status) return respond(c, { object: "User", data: userView(profile) });
       const now = nowInSeconds();
       const signOut = status < USER_STATUS.unverified ? await signOutUser(c, user.id, null, now) : undefined;

@@ -5,7 +5,9 @@
  */
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
+import { USER_STATUS } from "../../schemas/value-sets";
 import {
+  auditEvents,
   deviceFingerprints,
   mails,
   refreshTokens,
@@ -17,8 +19,6 @@ import {
   userPhoneNumbers,
   users,
 } from "../schema";
-
-const DELETED = -3;
 
 export function eraseUser(db: Database, userId: number, now: number) {
   const addresses = db.select({ value: userEmails.value }).from(userEmails).where(eq(userEmails.userId, userId));
@@ -46,10 +46,12 @@ export function eraseUser(db: Database, userId: number, now: number) {
     db.delete(deviceFingerprints).where(eq(deviceFingerprints.userId, userId)),
     db.delete(refreshTokens).where(eq(refreshTokens.userId, userId)),
     db.delete(sessions).where(eq(sessions.userId, userId)),
+    // The trail keeps what happened, not where the person was.
+    db.update(auditEvents).set({ ip: null }).where(eq(auditEvents.userId, userId)),
     db
       .update(users)
       .set({
-        status: DELETED,
+        status: USER_STATUS.deleted,
         legacyId: null,
         passwordHash: null,
         email: null,

@@ -5,6 +5,7 @@
  */
 import { and, eq, type SQL } from "drizzle-orm";
 import type { AddressFields, ProfileFields } from "../../schemas/user-profile";
+import { USER_STATUS } from "../../schemas/value-sets";
 import type { Database } from "../client";
 import { searchKeyOrNull } from "../search-key";
 import { userAddresses, userClients, userEmails, users } from "../schema";
@@ -92,7 +93,7 @@ export function insertUser(
   return [
     db
       .insert(users)
-      .values({ uuid, status: 0, email, published: now, updated: now, ...columnsOf(profile) })
+      .values({ uuid, status: USER_STATUS.unverified, email, published: now, updated: now, ...columnsOf(profile) })
       .returning({ id: users.id }),
     db.insert(userEmails).values({ userId, value: email, primary: true, verified: false }),
     ...Object.entries(profile.addresses ?? {}).flatMap(([type, address]) =>

@@ -83,6 +83,17 @@ export async function isConnected(db: Database, clientId: string, userId: number
   return row !== undefined;
 }
 
+/** Whether the user is connected to any client of the merchant, by the merchant's index. */
+export async function isConnectedToMerchant(db: Database, merchantId: number, userId: number): Promise<boolean> {
+  const row = await db
+    .select({ userId: userClients.userId })
+    .from(userClients)
+    .where(and(eq(userClients.merchantId, merchantId), eq(userClients.userId, userId)))
+    .limit(1)
+    .get();
+  return row !== undefined;
+}
+
 /** Connects a user to a client (and so to its merchant); a no-op when already connected. */
 export function connectUser(
   db: Database,
