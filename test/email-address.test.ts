@@ -38,6 +38,7 @@ describe("internationalized e-mail addresses (RFC 6531, IDN)", () => {
       mails: [
         {
           userId: "9701",
+          clientId: webClient.id,
           template: "welcome",
           senderEmail: "no-reply@example.org",
           userEmail: "ærø.åse@xn--bcher-kva.example",

@@ -109,6 +109,8 @@ describe("POST /api/2/user", () => {
     ["a birthday in the future", { email: "x@example.org", birthday: "2999-01-01" }, /birthday/],
     ["an unknown gender", { email: "x@example.org", gender: "unknown" }, /gender/],
     ["a display name over 255 bytes", { email: "x@example.org", displayName: "å".repeat(128) }, /displayName/],
+    ["a javascript: photo", { email: "x@example.org", photo: "javascript:alert(1)" }, /photo/],
+    ["a url that is no URL", { email: "x@example.org", url: "http://" }, /url/],
   ])("refuses %s with a 400 that names it", async (_, fields, description) => {
     await expectError(await create(web, fields as Record<string, string>), 400, description);
   });

@@ -40,6 +40,14 @@ const json = <T extends z.ZodMiniType>(schema: T) =>
 
 const nullableText = (max?: number) => z.optional(z.nullable(text(max)));
 
+/** A web address other clients may show as a link or an image: http or https only, never `javascript:`. */
+const webAddress = z.pipe(
+  text(LIMITS.url),
+  z.nullable(
+    z.string().check(z.refine((value) => /^https?:\/\/[^\s]+$/i.test(value) && URL.canParse(value), "an http(s) URL")),
+  ),
+);
+
 const address = z.strictObject({
   formatted: nullableText(LIMITS.formattedAddress),
   streetAddress: nullableText(),
@@ -57,8 +65,8 @@ const ADDRESS_TYPE = /^(?!current$)[A-Za-z]{1,32}$/;
 export const userProfileFields = {
   displayName: z.optional(text()),
   preferredUsername: z.optional(text()),
-  url: z.optional(text(LIMITS.url)),
-  photo: z.optional(text(LIMITS.url)),
+  url: z.optional(webAddress),
+  photo: z.optional(webAddress),
   gender: z.optional(z.enum(GENDERS)),
   birthday: z.optional(z.string().check(z.refine((value) => birthdayProblem(value) === null, "not a birthday"))),
   locale: z.optional(z.string().check(z.regex(/^[a-z]{2,3}_[A-Z]{2}$/))),

@@ -14,10 +14,8 @@ import { ApiError, OAuthError } from "../../errors";
 import type { Actor } from "../../events/audit";
 import { pathUser } from "../path-user";
 
-export type Authority = Actor;
-
 /** The right the caller acts in. */
-export async function callerAuthority(c: Context<AppEnv>): Promise<Authority> {
+export async function callerAuthority(c: Context<AppEnv>): Promise<Actor> {
   const { clientId, merchantId, kind } = c.get("caller");
   if (kind === "user") return { actor: "user", clientId, merchantId };
   const [rights] = await findClientRights(c.get("db")(), [clientId]);
@@ -26,7 +24,7 @@ export async function callerAuthority(c: Context<AppEnv>): Promise<Authority> {
 }
 
 /** Refuses a caller that is neither an admin client nor the operator's. */
-export function requireAdministration(authority: Authority): void {
+export function requireAdministration(authority: Actor): void {
   if (authority.actor !== "admin" && authority.actor !== "operator") {
     throw new OAuthError(401, "unauthorized_client", "Your client doesn't have administration rights for this client");
   }
@@ -38,7 +36,7 @@ const userNotFound = () => new ApiError(404, "invalid_request", "User not found"
  * The path's user as the caller may see it to change it: any user for the operator; otherwise a
  * user connected to the caller's merchant (anyone else is unknown: 404). Read fresh, from D1.
  */
-export async function managedUser(c: Context<AppEnv>, authority: Authority): Promise<UserProfile> {
+export async function managedUser(c: Context<AppEnv>, authority: Actor): Promise<UserProfile> {
   const userId = await pathUser(c);
   const profile = userId === undefined ? undefined : await readUserProfile(c.get("db"), userId, true);
   if (!profile) throw userNotFound();
@@ -51,7 +49,7 @@ export async function managedUser(c: Context<AppEnv>, authority: Authority): Pro
  * The account itself (its status, its erasure) is changed by the operator, or by an admin client
  * of the one merchant the user is connected to: no merchant locks a user out of another's service.
  */
-export function requireAccountAuthority(authority: Authority, profile: UserProfile): void {
+export function requireAccountAuthority(authority: Actor, profile: UserProfile): void {
   requireAdministration(authority);
   if (authority.actor === "operator") return;
   if (profile.connections.some((connection) => connection.merchantId !== authority.merchantId)) {
@@ -70,7 +68,7 @@ export function requireAccountAuthority(authority: Authority, profile: UserProfi
  */
 export async function managedClients(
   c: Context<AppEnv>,
-  authority: Authority,
+  authority: Actor,
   requested: string[] | undefined,
 ): Promise<ClientScope> {
   if (requested === undefined) {

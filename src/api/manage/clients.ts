@@ -28,7 +28,8 @@ import { clientSecretSchema, clientStatusSchema, signingSecretSchema } from "../
 import { clientSecretRequestSchema, clientStatusRequestSchema } from "../../schemas/management";
 import { hashSecret, openSecret, sealSecret } from "../../security/data-protection";
 import { randomToken } from "../../security/random-token";
-import { type Authority, callerAuthority, requireAdministration } from "./authority";
+import { callerAuthority, requireAdministration } from "./authority";
+import type { Actor } from "../../events/audit";
 
 /** Without `previousSecretValidUntil`, the old secret works a day more; at most thirty. */
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
@@ -38,7 +39,7 @@ const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
  * The path's client, when the caller may manage it: any for the operator; for an admin client,
  * itself and its merchant's clients without rights of their own.
  */
-async function managedClient(c: Context<AppEnv>, authority: Authority): Promise<ClientRecord> {
+async function managedClient(c: Context<AppEnv>, authority: Actor): Promise<ClientRecord> {
   requireAdministration(authority);
   const id = c.req.param("clientId") ?? "";
   const client = id.length <= 64 ? await findClientRecord(c.get("db")(), id) : undefined;
@@ -84,7 +85,7 @@ function overlapEnd(sent: string | undefined, now: number): number {
  */
 async function rotate(
   c: Context<AppEnv>,
-  authority: Authority,
+  authority: Actor,
   client: ClientRecord,
   action: string,
   /** The form's `previousSecretValidUntil`. */
