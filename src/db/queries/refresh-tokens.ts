@@ -141,17 +141,23 @@ export function revokeRefreshTokenFamily(db: Database, family: string, now: numb
  * refresh tokens' `sid` index.
  */
 export function backchannelClients(db: Database, sid: string) {
+  return backchannelTargets(db).where(and(eq(refreshTokens.sid, sid), isNotNull(clients.backchannelLogoutUri)));
+}
+
+/** The clients behind refresh tokens, with what a back-channel logout notice to each needs. */
+function backchannelTargets(db: Database) {
   return db
     .selectDistinct({
       clientId: clients.id,
       uri: clients.backchannelLogoutUri,
       alg: clients.idTokenSignedResponseAlg,
+      sessionRequired: clients.backchannelLogoutSessionRequired,
       sub: users.uuid,
+      sid: refreshTokens.sid,
     })
     .from(refreshTokens)
     .innerJoin(clients, eq(clients.id, refreshTokens.clientId))
-    .innerJoin(users, eq(users.id, refreshTokens.userId))
-    .where(and(eq(refreshTokens.sid, sid), isNotNull(clients.backchannelLogoutUri)));
+    .innerJoin(users, eq(users.id, refreshTokens.userId));
 }
 
 export async function findBackchannelClients(db: Database, sid: string) {
@@ -195,32 +201,20 @@ export function revokeUserRefreshTokens(db: Database, userId: number, scope: Cli
  * received an ID token in one of the sessions `sids` that end with it; by the user's index.
  */
 export function userBackchannelClients(db: Database, userId: number, scope: ClientScope, sids: string[], now: number) {
-  return db
-    .selectDistinct({
-      clientId: clients.id,
-      uri: clients.backchannelLogoutUri,
-      alg: clients.idTokenSignedResponseAlg,
-      sessionRequired: clients.backchannelLogoutSessionRequired,
-      sub: users.uuid,
-      sid: refreshTokens.sid,
-    })
-    .from(refreshTokens)
-    .innerJoin(clients, eq(clients.id, refreshTokens.clientId))
-    .innerJoin(users, eq(users.id, refreshTokens.userId))
-    .where(
-      and(
-        eq(refreshTokens.userId, userId),
-        isNotNull(clients.backchannelLogoutUri),
-        or(
-          and(
-            isNull(refreshTokens.revoked),
-            gt(refreshTokens.expires, now),
-            inClientScope(db, refreshTokens.clientId, scope),
-          ),
-          sids.length === 0 ? undefined : inArray(refreshTokens.sid, sids),
+  return backchannelTargets(db).where(
+    and(
+      eq(refreshTokens.userId, userId),
+      isNotNull(clients.backchannelLogoutUri),
+      or(
+        and(
+          isNull(refreshTokens.revoked),
+          gt(refreshTokens.expires, now),
+          inClientScope(db, refreshTokens.clientId, scope),
         ),
+        sids.length === 0 ? undefined : inArray(refreshTokens.sid, sids),
       ),
-    );
+    ),
+  );
 }
 
 export async function findUserBackchannelClients(
