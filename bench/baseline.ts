@@ -39,15 +39,26 @@ app.post("/oauth/token", async (c) => {
 /** Every authenticated read: verify the token, answer a fixed body. */
 for (const path of ["/api/2/clients", "/api/2/me", "/api/2/users", "/api/2/user/:userId"]) {
   app.get(path, async (c) => {
-    const { publicKey } = await keyPair(c.env);
-    const token = c.req.header("Authorization")?.slice("Bearer ".length) ?? "";
-    try {
-      await jwtVerify(token, publicKey);
-    } catch {
-      return c.json({ error: "invalid_token" }, 401);
-    }
+    if (!(await verified(c.env, c.req.header("Authorization")))) return c.json({ error: "invalid_token" }, 401);
     return c.json({ data: {} });
   });
+}
+
+/** A management write: verify the token, read the form, answer a fixed body (nothing is written). */
+app.post("/api/2/user/:userId", async (c) => {
+  if (!(await verified(c.env, c.req.header("Authorization")))) return c.json({ error: "invalid_token" }, 401);
+  await c.req.text();
+  return c.json({ data: {} });
+});
+
+async function verified(env: Env, authorization: string | undefined): Promise<boolean> {
+  const { publicKey } = await keyPair(env);
+  try {
+    await jwtVerify(authorization?.slice("Bearer ".length) ?? "", publicKey);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export default app;

@@ -1,7 +1,8 @@
 /**
  * The routes measured against the baseline: status, the client_credentials and refresh_token
  * grants (a chain of refresh tokens rotated per connection), authenticated calls with server and
- * user tokens, and one once REVOCATIONS access tokens of the client have been revoked.
+ * user tokens, a management write (a profile change), and a call once REVOCATIONS access tokens
+ * of the client have been revoked.
  */
 import type autocannon from "autocannon";
 import demo from "../../../data/demo.json" with { type: "json" };
@@ -65,6 +66,15 @@ function routes(refreshTokens: string[]): Route[] {
       path: "/api/2/me",
       // The baseline verifies whichever token it is given; it has no user tokens of its own.
       headers: (t) => ({ Authorization: `Bearer ${t.userToken ?? t.serverToken}` }),
+      authenticated: true,
+    },
+    {
+      // A management write: the profile's change and its audit entry, one D1 batch at the primary.
+      label: "POST /api/2/user/{id} (profile change)",
+      method: "POST",
+      path: `/api/2/user/${demo.users[0]!.userId}`,
+      body: "displayName=Bench",
+      headers: (t) => ({ ...bearer(t), "Content-Type": FORM }),
       authenticated: true,
     },
     {
