@@ -61,6 +61,7 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
     token: "server",
     init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "displayName=x" },
   },
+  product: { path: "/api/2/product/999999999", token: "server" },
   "client/secret": {
     path: "/api/2/client/no-such-client/secret",
     token: "server",

@@ -24,6 +24,7 @@ export const API_ENDPOINTS = [
   "user/erase",
   "user/create",
   "user/update",
+  "product",
   "client/secret",
   "client/signing-secret",
   "client/status",

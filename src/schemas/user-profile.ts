@@ -5,21 +5,9 @@
  */
 import * as z from "zod/mini";
 import { birthdayProblem } from "../http/datetime";
-import { RESERVED_PARAMETERS } from "../http/reserved-parameters";
+import { fieldsOf, reservedFields, text, webAddress } from "./form-fields";
 import { LIMITS } from "./limits";
 import { GENDERS } from "./responses/user";
-
-const utf8 = new TextEncoder();
-
-/** Text of at most `max` bytes of UTF-8, well-formed; empty is null (the field cleared). */
-const text = (max: number = LIMITS.text) =>
-  z.pipe(
-    z.string().check(
-      z.refine((value) => value.isWellFormed(), "not well-formed Unicode"),
-      z.refine((value) => utf8.encode(value).length <= max, `at most ${max} bytes of UTF-8`),
-    ),
-    z.transform((value) => (value === "" ? null : value)),
-  );
 
 /** A JSON text whose value `schema` takes. */
 const json = <T extends z.ZodMiniType>(schema: T) =>
@@ -39,14 +27,6 @@ const json = <T extends z.ZodMiniType>(schema: T) =>
   );
 
 const nullableText = (max?: number) => z.optional(z.nullable(text(max)));
-
-/** A web address other clients may show as a link or an image: http or https only, never `javascript:`. */
-const webAddress = z.pipe(
-  text(LIMITS.url),
-  z.nullable(
-    z.string().check(z.refine((value) => /^https?:\/\/[^\s]+$/i.test(value) && URL.canParse(value), "an http(s) URL")),
-  ),
-);
 
 const address = z.strictObject({
   formatted: nullableText(LIMITS.formattedAddress),
@@ -89,28 +69,17 @@ export type ProfileFields = z.infer<z.ZodMiniObject<typeof userProfileFields>>;
 
 /** The profile fields of a validated form, without the call's own parameters. */
 export function profileFieldsOf(form: ProfileFields): ProfileFields {
-  return Object.fromEntries(
-    Object.keys(userProfileFields).flatMap((key) => {
-      const value = form[key as keyof ProfileFields];
-      return value === undefined ? [] : [[key, value]];
-    }),
-  );
+  return fieldsOf(userProfileFields, form);
 }
 
-/**
- * The parameters of the call itself (the token in the body), taken and ignored: anything else not
- * named here is refused, so that a field this API does not set is never silently dropped.
- */
-const reserved = Object.fromEntries([...RESERVED_PARAMETERS].map((name) => [name, z.optional(z.string())]));
-
 /** POST /api/2/user/{userId}: the fields sent, and nothing else. */
-export const userUpdateSchema = z.strictObject({ ...userProfileFields, ...reserved });
+export const userUpdateSchema = z.strictObject({ ...userProfileFields, ...reservedFields });
 
 /** POST /api/2/user: the e-mail address, the profile, and where the confirmation link leads. */
 export const userCreateSchema = z.strictObject({
   email: z.string().check(z.maxLength(LIMITS.email)),
   redirectUri: z.optional(z.string().check(z.maxLength(LIMITS.redirectUri))),
   ...userProfileFields,
-  ...reserved,
+  ...reservedFields,
 });
 export type UserCreate = z.infer<typeof userCreateSchema>;

@@ -1,4 +1,4 @@
-import { and, eq, inArray, type SQL } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { products } from "../schema";
 import { indexedIf, type Page, pageOrder, withinTime } from "./page";
@@ -55,4 +55,25 @@ export function searchProducts(db: Database, search: ProductSearch) {
     .orderBy(...pageOrder(search, PRODUCT_SORT_COLUMNS, products.id, narrowed))
     .limit(search.limit)
     .offset(search.offset);
+}
+
+export function findProductRecord(db: Database, id: number): Promise<ProductRecord | undefined> {
+  return db.select().from(products).where(eq(products.id, id)).get();
+}
+
+/** The id a new product gets: after every product's, imported ones (SPiD's ids) included. */
+export async function nextProductId(db: Database): Promise<number> {
+  const row = await db
+    .select({ next: sql<number>`coalesce(max(${products.id}), 0) + 1` })
+    .from(products)
+    .get();
+  return row!.next;
+}
+
+export function insertProduct(db: Database, product: typeof products.$inferInsert) {
+  return db.insert(products).values(product);
+}
+
+export function updateProduct(db: Database, id: number, fields: Partial<typeof products.$inferInsert>) {
+  return db.update(products).set(fields).where(eq(products.id, id));
 }
