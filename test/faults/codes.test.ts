@@ -419,6 +419,7 @@ describe("grant_type=jwt-bearer under a storage fault", () => {
   const CALLS: StorageCall[] = [
     { binding: "DB", n: 1, what: "the connection's read" },
     { binding: "DB", n: 2, what: "the user's read" },
+    { binding: "DB", n: 3, what: "the grant's record", write: true },
     { binding: "RATE_LIMITER", n: 1, what: "the jti's redemption" },
   ];
 

@@ -93,22 +93,16 @@ async function redeemAssertion(request: GrantRequest) {
   if (!(await isConnected(db, client.id, userId))) throw invalidGrant("The subject is not a user of this client");
   const refusal = await findUserRefusal(db, userId);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
-  // Spent at once; the token is signed, then its grant recorded, so that signing the user out
-  // revokes it too (a grant signed but not recorded is never answered).
+  // The grant is recorded first, so that signing the user out finds its token (a grant recorded for
+  // an assertion then refused is never refreshable, and names no token: nothing); then the jti is
+  // spent, at once, and only the token signed after: a fault anywhere leaves the assertion usable.
   const grant = newRefreshTokenFamily();
+  await recordGrantWithoutRefreshToken(db, { clientId: client.id, userId, family: grant, scope: "", now });
   const redeemed = await redeem(
     c,
     client.id,
     { key: `jti:${jti}`, expiresAt: exp! * 1000, grant: null, reserve: false },
-    async () => {
-      const response = await tokenResponse(
-        request,
-        { kind: "user", userId, grant },
-        { user_id: String(userId), is_admin: false },
-      );
-      await recordGrantWithoutRefreshToken(db, { clientId: client.id, userId, family: grant, scope: "", now });
-      return response;
-    },
+    () => tokenResponse(request, { kind: "user", userId, grant }, { user_id: String(userId), is_admin: false }),
   );
   if (redeemed.outcome === "expired") throw invalidGrant("The assertion has expired");
   if (redeemed.outcome === "replayed") throw invalidGrant("The assertion has already been used");
