@@ -157,6 +157,9 @@ describe("rotations: who may rotate whose, and a retried rotation", () => {
     await expectError(await send({ previousSecretValidUntil: "2099-01-01 00:00:00" }), 422, /Idempotency-Key/);
     const rotations = await auditOf(`action=client.secret.rotate&clientId=${adminId}`);
     expect(rotations.filter((entry) => entry.targetClientId === client.id)).toHaveLength(1);
+    // Rotated again since: the key's secret is no longer the client's, so it is not handed out.
+    await rotate(admin, client.id);
+    await expectError(await send(), 409, /rotated since/);
   });
 });
 

@@ -108,6 +108,14 @@ describe("POST /api/2/product", () => {
     await expectError(await create(sent), status, description);
   });
 
+  it("gives concurrent creates of several clients ids of their own", async () => {
+    const tokens = await Promise.all(Array.from({ length: 4 }, async () => serverToken(await createClient())));
+    const answers = await Promise.all(tokens.flatMap((as) => [create(REQUIRED, {}, as), create(REQUIRED, {}, as)]));
+    expect(answers.map((res) => res.status)).toEqual(Array(8).fill(201));
+    const ids = await Promise.all(answers.map(async (res) => (await container(res)).data.productId));
+    expect(new Set(ids).size).toBe(8);
+  });
+
   it("makes one product of a create retried, or sent at once, with the same Idempotency-Key", async () => {
     const key = crypto.randomUUID();
     const answers = await Promise.all(Array.from({ length: 5 }, () => create(REQUIRED, { "Idempotency-Key": key })));
@@ -131,8 +139,11 @@ describe("POST /api/2/product/{productId}", () => {
       code: "ARCHIVE",
       name: "Archive",
     });
-    const cleared = (await container(await change(made.productId, { description: "" }))).data;
-    expect(cleared.description).toBeNull();
+    await change(made.productId, { quantityLimit: "100", subscriptionPeriod: "2592000" });
+    const cleared = (
+      await container(await change(made.productId, { description: "", quantityLimit: "", subscriptionPeriod: "" }))
+    ).data;
+    expect(cleared).toMatchObject({ description: null, quantityLimit: null, subscriptionPeriod: null });
     const deleted = await change(made.productId, { status: "-1" });
     expect((await container(deleted)).data.status).toBe("-1");
     const listed = await call(`/api/2/products?productId=${made.productId}`, {

@@ -20,8 +20,8 @@ export type AuditRecord = {
   /** A number, or a statement's own subquery for a user the same batch makes. */
   userId?: number | SQL<number>;
   targetClientId?: string;
-  /** Field names, statuses and counts; never a secret or a personal value. */
-  detail?: Record<string, unknown>;
+  /** Field names, statuses and counts; never a secret or a personal value (JSON, or a statement's own). */
+  detail?: Record<string, unknown> | SQL<unknown>;
 };
 
 export function auditEntry(c: Context<AppEnv>, by: Actor, record: AuditRecord, now: number) {

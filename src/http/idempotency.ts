@@ -4,15 +4,25 @@
  * key and the same request answers what the first made, instead of making it twice; the same key
  * with another request is refused. Keys are the calling client's, and answer for a day.
  */
+import type { SQL } from "drizzle-orm";
 import type { Context } from "hono";
 import { base64url } from "jose";
 import type { Database } from "../db/client";
 import { findIdempotencyKey, recordIdempotencyKey } from "../db/queries/idempotency";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import type { Parameter } from "./openapi";
 import { RESERVED_PARAMETERS } from "./reserved-parameters";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+
+/** The header, as the OpenAPI document describes it on each endpoint that takes it. */
+export const IDEMPOTENCY_KEY_PARAMETER: Parameter = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: "header",
+  description: "Makes a retry answer what the first attempt made (a day)",
+  schema: { type: "string", maxLength: 255 },
+};
 /** Visible ASCII, as the draft's examples and Stripe's keys are; a UUID fits many times over. */
 const KEY = /^[\x21-\x7e]{1,255}$/;
 /** How long a key answers retries. */
@@ -57,7 +67,7 @@ export async function earlierResource(db: Database, idempotency: Idempotency | n
  * The key's record, for the batch of what its request makes (none without a key): a request
  * racing another with the same key fails on it, and then answers what the other made.
  */
-export function keyRecord(db: Database, idempotency: Idempotency | null, resource: string, now: number) {
+export function keyRecord(db: Database, idempotency: Idempotency | null, resource: string | SQL<string>, now: number) {
   if (idempotency === null) return [];
   const { clientId, key, fingerprint } = idempotency;
   const row = { clientId, key, requestHash: fingerprint, resource, created: now };

@@ -34,6 +34,16 @@ export const integer = (min: number, max: number) =>
     z.pipe(z.transform(Number), z.number().check(z.gte(min), z.lte(max))),
   );
 
+/** A whole number from `min` to `max`; empty is null (the value cleared). */
+export const clearableInteger = (min: number, max: number) =>
+  z.union([
+    z.pipe(
+      z.literal(""),
+      z.transform(() => null),
+    ),
+    integer(min, max),
+  ]);
+
 /** `1` or `0`. */
 export const flag = z.pipe(
   z.enum(["0", "1"]),

@@ -5,7 +5,7 @@
  * `YYYY-MM-DD HH:MM:SS`, flags `1`/`0`.
  */
 import * as z from "zod/mini";
-import { flag, integer, reservedFields, text, time, webAddress } from "./form-fields";
+import { clearableInteger, flag, integer, reservedFields, text, time, webAddress } from "./form-fields";
 import { LIMITS } from "./limits";
 import { PRODUCT_STATUS, PRODUCT_TYPE } from "./value-sets";
 
@@ -15,7 +15,7 @@ const oneOf = (values: Record<string, number>) =>
     integer(-1_000, 1_000),
     z.number().check(z.refine((value) => Object.values(values).includes(value), "not one of the value set")),
   );
-const period = z.optional(z.nullable(integer(0, MAX_INTEGER)));
+const period = z.optional(clearableInteger(0, MAX_INTEGER));
 
 export const productFields = {
   code: z.optional(text()),
@@ -29,7 +29,7 @@ export const productFields = {
   type: z.optional(oneOf(PRODUCT_TYPE)),
   bundle: z.optional(oneOf({ none: 0, dynamic: 1, oneOff: 2 })),
   status: z.optional(oneOf(PRODUCT_STATUS)),
-  parentProductId: z.optional(z.nullable(integer(1, MAX_INTEGER))),
+  parentProductId: z.optional(clearableInteger(1, MAX_INTEGER)),
   quantityLimit: period,
   saleStart: z.optional(time),
   saleStop: z.optional(time),

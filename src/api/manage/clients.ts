@@ -1,7 +1,8 @@
 /**
  * Managing clients while the service runs (docs/management.md "Managing clients"): rotating a
- * client's secret and its signing secret with an overlap, and disabling or enabling a client. An admin client manages
- * its merchant's clients; the operator's client every client. Each write is one D1 batch with its
+ * client's secret and its signing secret with an overlap, and disabling or enabling a client. An
+ * admin client manages itself and its merchant's clients without rights of their own; the
+ * operator's client every client. Each write is one D1 batch with its
  * audit entry; this isolate forgets its cached copy at once, the others within their minute.
  */
 import type { BatchItem } from "drizzle-orm/batch";
@@ -20,13 +21,14 @@ import { ApiError, OAuthError } from "../../errors";
 import { auditEntry } from "../../events/audit";
 import { describeRoute, respond } from "../../http/container";
 import { formatDatetime, nowInSeconds, parseDatetime } from "../../http/datetime";
-import { earlierResource, idempotencyOf, keyRecord } from "../../http/idempotency";
+import { earlierResource, IDEMPOTENCY_KEY_PARAMETER, idempotencyOf, keyRecord } from "../../http/idempotency";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { forgetClient } from "../../oauth/client-auth";
 import { clientSecretSchema, clientStatusSchema, signingSecretSchema } from "../../schemas/responses/management";
 import { clientSecretRequestSchema, clientStatusRequestSchema } from "../../schemas/management";
-import { hashSecret, openSecret, sealSecret } from "../../security/data-protection";
+import { timingSafeEqual } from "../../security/constant-time";
+import { hashSecret, openSecret, sealSecret, verifySecret } from "../../security/data-protection";
 import { randomToken } from "../../security/random-token";
 import { callerAuthority, requireAdministration } from "./authority";
 import type { Actor } from "../../events/audit";
@@ -90,9 +92,10 @@ async function rotate(
   action: string,
   /** The form's `previousSecretValidUntil`. */
   sentUntil: string | undefined,
-  /** How the secret is kept (hashed, or sealed), and the statement that keeps it. */
+  /** How the secret is kept (hashed, or sealed), the statement that keeps it, and whether it still is the client's. */
   keep: {
     as: (secret: string) => Promise<string>;
+    isCurrent: (secret: string) => Promise<boolean>;
     write: (db: Database, kept: string, until: number, now: number) => BatchItem<"sqlite">;
   },
 ): Promise<{ secret: string; previousValidUntil: number }> {
@@ -106,7 +109,13 @@ async function rotate(
     return { secret: await openSecret(c.env.DATA_PROTECTION_KEY, sealed), previousValidUntil: Number(until) };
   };
   const repeated = await earlier();
-  if (repeated) return repeated;
+  if (repeated) {
+    // A replay answers the secret it made only while that is still the client's.
+    if (!(await keep.isCurrent(repeated.secret))) {
+      throw new ApiError(409, "invalid_request", "The secret this Idempotency-Key made has been rotated since");
+    }
+    return repeated;
+  }
   const previousValidUntil = overlapEnd(sentUntil, now);
   const secret = randomToken();
   const kept = `${previousValidUntil} ${await sealSecret(c.env.DATA_PROTECTION_KEY, secret)}`;
@@ -140,7 +149,8 @@ export const clientManagementRoutes = new Hono<AppEnv>()
       name: "Rotate a client's secret",
       controller: "api/manage/clients#rotate-secret",
       description:
-        "A new client secret, answered once; the old one keeps working until `previousSecretValidUntil` (Unix seconds or `YYYY-MM-DD HH:MM:SS`, now to 30 days on; a day by default; now ends it at once). A secret from an earlier rotation still in its overlap ends now. An admin client for its merchant's clients, the operator's client for any. A public client has no secret (400).",
+        "A new client secret, answered once; the old one keeps working until `previousSecretValidUntil` (Unix seconds or `YYYY-MM-DD HH:MM:SS`, now to 30 days on; a day by default; now ends it at once). A secret from an earlier rotation still in its overlap ends now. An admin client for itself and its merchant's clients without rights of their own, the operator's client for any. A public client has no secret (400). With an `Idempotency-Key`, a retry answers the same secret (409 once it has been rotated again).",
+      parameters: [IDEMPOTENCY_KEY_PARAMETER],
       success: { data: clientSecretSchema },
     }),
     requireToken("client/secret", "server"),
@@ -157,6 +167,12 @@ export const clientManagementRoutes = new Hono<AppEnv>()
         c.req.valid("form").previousSecretValidUntil,
         {
           as: (secret) => hashSecret(c.env.DATA_PROTECTION_KEY, secret),
+          isCurrent: async (secret) =>
+            verifySecret(
+              c.env.DATA_PROTECTION_KEY,
+              secret,
+              (await findClientRecord(c.get("db")(), client.id))!.secretHash,
+            ),
           write: (db, hash, until, now) => rotateClientSecret(db, client.id, hash, until, now),
         },
       );
@@ -176,7 +192,8 @@ export const clientManagementRoutes = new Hono<AppEnv>()
       name: "Rotate a client's signing secret",
       controller: "api/manage/clients#rotate-signing-secret",
       description:
-        "A new signing secret (signed responses, JWT assertions), answered once. Until `previousSecretValidUntil` (as for the client secret: now to 30 days on, a day by default) the old one still signs responses and assertions signed with either are taken, so the client can verify with both, then switch; after it only the new one does.",
+        "A new signing secret (signed responses, JWT assertions), answered once. Until `previousSecretValidUntil` (as for the client secret: now to 30 days on, a day by default) the old one still signs responses and assertions signed with either are taken, so the client can verify with both, then switch; after it only the new one does. Who may, and the `Idempotency-Key`, as for the client secret.",
+      parameters: [IDEMPOTENCY_KEY_PARAMETER],
       success: { data: signingSecretSchema },
     }),
     requireToken("client/signing-secret", "server"),
@@ -192,6 +209,10 @@ export const clientManagementRoutes = new Hono<AppEnv>()
         c.req.valid("form").previousSecretValidUntil,
         {
           as: (secret) => sealSecret(c.env.DATA_PROTECTION_KEY, secret),
+          isCurrent: async (secret) => {
+            const sealed = (await findClientRecord(c.get("db")(), client.id))?.signingSecretSealed;
+            return sealed != null && timingSafeEqual(await openSecret(c.env.DATA_PROTECTION_KEY, sealed), secret);
+          },
           write: (db, sealed, until, now) => rotateClientSigningSecret(db, client.id, sealed, until, now),
         },
       );
@@ -211,7 +232,7 @@ export const clientManagementRoutes = new Hono<AppEnv>()
       name: "Disable or enable a client",
       controller: "api/manage/clients#status",
       description:
-        "`status`: `disabled` or `active`. A disabled client is unknown everywhere: it gets no token, its tokens are refused by the API within 5 seconds, and its sign-in pages are not shown; enabling it restores all of that (tokens issued before are valid again until they expire). An admin client for its merchant's other clients, the operator's client for any; no client disables itself.",
+        "`status`: `disabled` or `active`. A disabled client is unknown everywhere: it gets no token, its tokens are refused by the API within 5 seconds, and its sign-in pages are not shown; enabling it restores all of that (tokens issued before are valid again until they expire). An admin client for its merchant's clients without rights of their own, the operator's client for any; no client disables itself.",
       success: { data: clientStatusSchema },
     }),
     requireToken("client/status", "server"),

@@ -4,12 +4,13 @@
  * the status included (-1 deletes). A client manages its own products; each write is one D1 batch
  * with its audit entry.
  */
+import { sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { violatesUnique } from "../../db/constraints";
 import {
   findProductRecord,
   insertProduct,
-  nextProductId,
+  newProductId,
   type ProductRecord,
   updateProduct,
 } from "../../db/queries/products";
@@ -18,7 +19,13 @@ import { ApiError } from "../../errors";
 import { auditEntry } from "../../events/audit";
 import { describeRoute, respond } from "../../http/container";
 import { nowInSeconds } from "../../http/datetime";
-import { earlierResource, IDEMPOTENCY_KEY_HEADER, idempotencyOf, keyRecord } from "../../http/idempotency";
+import {
+  earlierResource,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_PARAMETER,
+  idempotencyOf,
+  keyRecord,
+} from "../../http/idempotency";
 import { parseIntegerId } from "../../http/user-key";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
@@ -35,8 +42,6 @@ import { callerAuthority } from "./authority";
 
 const FIELDS =
   "`code`, `name`, `description`, `url`, `price` (minor units), `vat` (× 10000), `currency`, `paymentOptions`, `type`, `bundle`, `status`, `parentProductId`, `quantityLimit`, `saleStart`, `saleStop`, `availableStart`, `availableStop` (Unix seconds or YYYY-MM-DD HH:MM:SS), `allowMultiSales`, and the `subscription*` fields, as SPiD names them";
-/** Ids taken by racing creates are taken again this many times before the create gives up. */
-const ID_ATTEMPTS = 3;
 
 const notFound = () => new ApiError(404, "invalid_request", "Product not found");
 
@@ -84,21 +89,16 @@ export const productManagementRoutes = new Hono<AppEnv>()
       name: "Create a product",
       controller: "api/manage/products#create",
       description: `SPiD's create: ${FIELDS}. Required: ${REQUIRED_PRODUCT_FIELDS.join(", ")} (400 "Missing one or more required parameters"). The product is the calling client's; its id comes after every existing product's. With an \`${IDEMPOTENCY_KEY_HEADER}\` header, a retry answers the product the first made.`,
-      parameters: [{ name: IDEMPOTENCY_KEY_HEADER, in: "header", schema: { type: "string", maxLength: 255 } }],
+      parameters: [IDEMPOTENCY_KEY_PARAMETER],
       success: { status: 201, data: productSchema },
     }),
     requireToken("product", "server"),
     validate("form", productWriteSchema),
     async (c) => {
-      const fields = fieldsOf(productFields, c.req.valid("form")) as ProductFields;
-      const missing = REQUIRED_PRODUCT_FIELDS.filter((name) => fields[name] === undefined || fields[name] === null);
-      if (missing.length > 0) {
-        throw new ApiError(400, "invalid_request", `Missing one or more required parameters: ${missing.join(", ")}`);
-      }
-      await checkParent(c, fields, null);
       const authority = await callerAuthority(c);
       const db = c.get("db")();
       const now = nowInSeconds();
+      // A retry of a create that was made answers what it made, before anything else is checked.
       const idempotency = await idempotencyOf(c, authority.clientId);
       const madeBefore = async () => {
         const resource = await earlierResource(db, idempotency, now);
@@ -108,36 +108,32 @@ export const productManagementRoutes = new Hono<AppEnv>()
       };
       const repeated = await madeBefore();
       if (repeated) return repeated;
-      for (let attempt = 1; ; attempt++) {
-        const id = await nextProductId(db);
-        try {
-          await db.batch([
-            insertProduct(db, {
-              ...fields,
-              id,
-              clientId: authority.clientId,
-              name: fields.name!,
-              currency: fields.currency!,
-              created: now,
-              changed: now,
-            }),
-            auditEntry(
-              c,
-              authority,
-              { action: "product.create", detail: { productId: id, fields: namesOf(fields) } },
-              now,
-            ),
-            ...keyRecord(db, idempotency, `product:${id}`, now),
-          ]);
-          return respond(c, { object: "Product", data: productView((await findProductRecord(db, id))!) }, 201);
-        } catch (err) {
-          // A racing request took the key (answer what it made), or the id (take the next one).
-          if (violatesUnique(err, "idempotency_keys")) {
-            const raced = await madeBefore();
-            if (raced) return raced;
-          }
-          if (!violatesUnique(err, "products.id") || attempt === ID_ATTEMPTS) throw err;
-        }
+      const fields = fieldsOf(productFields, c.req.valid("form")) as ProductFields;
+      const missing = REQUIRED_PRODUCT_FIELDS.filter((name) => fields[name] === undefined || fields[name] === null);
+      if (missing.length > 0) {
+        throw new ApiError(400, "invalid_request", `Missing one or more required parameters: ${missing.join(", ")}`);
+      }
+      await checkParent(c, fields, null);
+      const detail = sql`json_object('productId', ${newProductId}, 'fields', json(${JSON.stringify(namesOf(fields))}))`;
+      try {
+        const [[made]] = await db.batch([
+          insertProduct(db, {
+            ...fields,
+            clientId: authority.clientId,
+            name: fields.name!,
+            currency: fields.currency!,
+            created: now,
+            changed: now,
+          }),
+          auditEntry(c, authority, { action: "product.create", detail }, now),
+          ...keyRecord(db, idempotency, sql<string>`'product:' || ${newProductId}`, now),
+        ]);
+        return respond(c, { object: "Product", data: productView((await findProductRecord(db, made!.id))!) }, 201);
+      } catch (err) {
+        // A racing request with the same key made it first: answer what it made.
+        const raced = violatesUnique(err, "idempotency_keys") ? await madeBefore() : undefined;
+        if (raced) return raced;
+        throw err;
       }
     },
   )
@@ -167,7 +163,7 @@ export const productManagementRoutes = new Hono<AppEnv>()
       const db = c.get("db")();
       const now = nowInSeconds();
       await db.batch([
-        updateProduct(db, product.id, { ...fields, name: fields.name, currency: fields.currency, changed: now }),
+        updateProduct(db, product.id, { ...fields, name: fields.name!, currency: fields.currency!, changed: now }),
         auditEntry(
           c,
           authority,

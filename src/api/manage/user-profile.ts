@@ -14,7 +14,13 @@ import { ApiError } from "../../errors";
 import { auditEntry } from "../../events/audit";
 import { describeRoute, respond } from "../../http/container";
 import { nowInSeconds } from "../../http/datetime";
-import { earlierResource, IDEMPOTENCY_KEY_HEADER, idempotencyOf, keyRecord } from "../../http/idempotency";
+import {
+  earlierResource,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_PARAMETER,
+  idempotencyOf,
+  keyRecord,
+} from "../../http/idempotency";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { isRegisteredRedirectUri } from "../../oauth/redirect-uri";
@@ -47,7 +53,7 @@ export const userProfileRoutes = new Hono<AppEnv>()
       name: "Create a user",
       controller: "api/manage/user-profile#create",
       description: `SPiD's create: \`email\` (required; unique across the service), the profile's fields (${PROFILE_FIELDS}), and \`redirectUri\` (registered for the calling client: the new address is mailed a sign-in link that confirms it and leads there). The user is unverified (status 0), has no password, and is connected to the calling client. 409 "The email address is not available". With an \`${IDEMPOTENCY_KEY_HEADER}\` header, a retry of the same request answers the user the first made; the same key with another request is a 422.`,
-      parameters: [{ name: IDEMPOTENCY_KEY_HEADER, in: "header", schema: { type: "string", maxLength: 255 } }],
+      parameters: [IDEMPOTENCY_KEY_PARAMETER],
       success: { status: 201, data: userSchema },
     }),
     requireToken("user/create", "server"),

@@ -55,11 +55,11 @@ function statusOf(name: "active" | "blocked" | "inactive", profile: UserProfile)
 const MAX_EXPORTED_MAILS = 1_000;
 
 /**
- * Whether the account's owner ever proved an address (a verified address, or a verified
- * primary one): an account anyone could have made for someone else's address has not.
+ * Whether the account was ever verified (an address, a phone, or as imported): an account anyone
+ * could have made for someone else's address has not.
  */
 function provedAnAddress({ user, emails }: UserProfile): boolean {
-  return user.emailVerified !== null || emails.some((email) => email.verified);
+  return user.verified !== null || user.emailVerified !== null || emails.some((email) => email.verified);
 }
 
 /** Nothing personal is left: a deleted account without addresses, numbers or names. */
@@ -230,7 +230,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
       name: "Export a user's data",
       controller: "api/manage/user#export",
       description:
-        "GDPR art. 15 and 20: everything held about the user as JSON: the User object, connections, browser sessions, grants (never a token), devices, digital contents, the mail history and the audit entries about the user (the 1,000 newest of each list). The operator's client gets everything; an admin client what its merchant holds; the user's own token what its client holds. Recorded in the audit trail (`user.export`).",
+        "GDPR art. 15 and 20: everything held about the user as JSON: the User object, connections, browser sessions, grants (never a token), devices, digital contents, the mail history and the audit entries about the user (of sessions, grants, mails and audit entries the 1,000 newest). The operator's client gets everything; an admin client what its merchant holds; the user's own token what its client holds. Recorded in the audit trail (`user.export`).",
       success: { data: userExportSchema },
     }),
     requireToken("user/export", "any"),

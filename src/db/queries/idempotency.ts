@@ -1,4 +1,5 @@
 import { and, eq, lte } from "drizzle-orm";
+import type { SQLiteInsertValue } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { idempotencyKeys } from "../schema";
 
@@ -14,7 +15,11 @@ export function findIdempotencyKey(db: Database, clientId: string, key: string) 
  * A key's record: its stale record (created at or before `staleBefore`, not yet purged) goes
  * first; a live one makes the insert, and so the batch it is in, fail.
  */
-export function recordIdempotencyKey(db: Database, row: typeof idempotencyKeys.$inferInsert, staleBefore: number) {
+export function recordIdempotencyKey(
+  db: Database,
+  row: SQLiteInsertValue<typeof idempotencyKeys>,
+  staleBefore: number,
+) {
   return [
     db
       .delete(idempotencyKeys)

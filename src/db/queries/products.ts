@@ -61,18 +61,16 @@ export function findProductRecord(db: Database, id: number): Promise<ProductReco
   return db.select().from(products).where(eq(products.id, id)).get();
 }
 
-/** The id a new product gets: after every product's, imported ones (SPiD's ids) included. */
-export async function nextProductId(db: Database): Promise<number> {
-  const row = await db
-    .select({ next: sql<number>`coalesce(max(${products.id}), 0) + 1` })
-    .from(products)
-    .get();
-  return row!.next;
+/**
+ * A new product: SQLite gives it the id after every product's (an INTEGER PRIMARY KEY's next
+ * rowid), inside the batch, so racing creates never take one id twice; the statement returns it.
+ */
+export function insertProduct(db: Database, product: Omit<typeof products.$inferInsert, "id">) {
+  return db.insert(products).values(product).returning({ id: products.id });
 }
 
-export function insertProduct(db: Database, product: typeof products.$inferInsert) {
-  return db.insert(products).values(product);
-}
+/** The id of the product the batch's insert just made, for its later statements. */
+export const newProductId = sql<number>`(SELECT max(${products.id}) FROM ${products})`;
 
 export function updateProduct(db: Database, id: number, fields: Partial<typeof products.$inferInsert>) {
   return db.update(products).set(fields).where(eq(products.id, id));
