@@ -10,10 +10,12 @@ import { generateDataProtectionKey, generateSigningKeys } from "./scripts/lib/ke
  * a real browser (`npm run test:e2e`; `npm test` runs the other three).
  */
 /**
- * The clients' back-channel logout endpoints, as the outside world the Worker posts to: every
- * outbound request to `*.receiver.test` is kept, and answered 200, or 503 where the path says
- * `/down` (a client that is down). The workers tests read what arrived through the RECEIVER
- * binding (GET: the requests so far). Anything else outbound is refused: tests reach no network.
+ * The clients' back-channel logout and callback endpoints, as the outside world the Worker posts
+ * to: every outbound request to `*.receiver.test` is kept, and answered 200 (202 where the path
+ * says `/callbacks`, as SPiD asks of a callback receiver), 503 where it says `/down` (a client that
+ * is down), and 500 to the first N requests where it says `/fail-N/` (a client that recovers). The
+ * workers tests read what arrived through the RECEIVER binding (GET: the requests so far).
+ * Anything else outbound is refused: tests reach no network.
  */
 const received: { url: string; contentType: string | null; body: string }[] = [];
 
@@ -21,7 +23,11 @@ async function outbound(request: Request): Promise<Response> {
   const url = new URL(request.url);
   if (!url.hostname.endsWith(".receiver.test")) return new Response("no network in tests", { status: 502 });
   received.push({ url: request.url, contentType: request.headers.get("Content-Type"), body: await request.text() });
-  return new Response(null, { status: url.pathname.includes("/down") ? 503 : 200 });
+  const failures = Number(/\/fail-(\d+)\//.exec(url.pathname)?.[1] ?? 0);
+  const tries = received.filter((earlier) => earlier.url === request.url).length;
+  if (url.pathname.includes("/down") || tries <= failures)
+    return new Response(null, { status: url.pathname.includes("/down") ? 503 : 500 });
+  return new Response(null, { status: url.pathname.includes("/callbacks") ? 202 : 200 });
 }
 
 export default defineConfig(async () => {
@@ -42,6 +48,8 @@ export default defineConfig(async () => {
                   TOKEN_SIGNING_KEYS: await generateSigningKeys(),
                   DATA_PROTECTION_KEY: generateDataProtectionKey(),
                   BASE_URL: "https://accounts.test",
+                  // Callbacks batched over 2 s rather than 300, so that tests see them come.
+                  CALLBACK_BATCH_SECONDS: "2",
                 },
               },
             }),

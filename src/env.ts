@@ -5,6 +5,7 @@
 import type { D1Usage, Database } from "./db/client";
 import type { RateLimiterRpc, RateLimitFigures } from "./durable-objects/rate-limiter-rpc";
 import type { ResponseFormat } from "./http/format";
+import type { CallbackDelivery } from "./schemas/callback-delivery";
 import type { LinkRequestMessage } from "./schemas/link-request";
 import type { LogoutNotice } from "./schemas/logout-notice";
 
@@ -18,6 +19,10 @@ export type Bindings = {
   LINK_REQUESTS: Queue<LinkRequestMessage>;
   /** Back-channel logout notices, delivered to the clients by the consumer (queues/logout-notices.ts). */
   LOGOUT_NOTICES: Queue<LogoutNotice>;
+  /** Callback deliveries, queued by each client's schedule and made by the consumer (queues/callbacks.ts). */
+  CALLBACKS: Queue<CallbackDelivery>;
+  /** The callbacks' batching window in seconds (docs/callbacks.md); 300 when unset. */
+  CALLBACK_BATCH_SECONDS?: string;
   ENVIRONMENT: string;
   BASE_URL: string;
   TOKEN_SIGNING_KEYS: string;

@@ -4,6 +4,7 @@ import type { Bindings } from "./env";
 import { nowInSeconds } from "./http/datetime";
 import { purgeExpired } from "./jobs/retention";
 import { reliableBindings } from "./platform/bindings";
+import { CALLBACKS_QUEUE, deliverCallbacks } from "./queues/callbacks";
 import { makeQueuedLinks } from "./queues/link-requests";
 import { deliverLogoutNotices, LOGOUT_NOTICES_QUEUE } from "./queues/logout-notices";
 
@@ -26,10 +27,14 @@ export default {
     const env = reliableBindings(handed);
     return whenChecked(env, () => app.fetch(request, env, ctx));
   },
-  // Two queues: the login page's sign-in link requests, and back-channel logout notices.
+  // Three queues: the login page's sign-in link requests, back-channel logout notices, callbacks.
   queue(batch, handed) {
     const env = reliableBindings(handed);
-    const consume = batch.queue.startsWith(LOGOUT_NOTICES_QUEUE) ? deliverLogoutNotices : makeQueuedLinks;
+    const consume = batch.queue.startsWith(LOGOUT_NOTICES_QUEUE)
+      ? deliverLogoutNotices
+      : batch.queue.startsWith(CALLBACKS_QUEUE)
+        ? deliverCallbacks
+        : makeQueuedLinks;
     return whenChecked(env, () => consume(batch, env));
   },
   // The retention job (wrangler.toml [triggers]): an hourly purge of what has expired.

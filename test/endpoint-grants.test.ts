@@ -72,6 +72,11 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
     token: "server",
     init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "" },
   },
+  "client/callbacks": {
+    path: "/api/2/client/no-such-client/callbacks/replay",
+    token: "server",
+    init: { method: "POST" },
+  },
   "client/status": {
     path: "/api/2/client/no-such-client/status",
     token: "server",

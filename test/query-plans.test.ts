@@ -10,10 +10,20 @@ import { type DigitalContentSearch, searchDigitalContents } from "../src/db/quer
 import { accessRow, grantedRow, userProducts } from "../src/db/queries/product-access";
 import { type ProductSearch, searchProducts } from "../src/db/queries/products";
 import { listAuditEvents } from "../src/db/queries/audit";
+import {
+  callbackChangeRows,
+  changesWaiting,
+  clientsWithOverdueChanges,
+  deliveredChanges,
+  failedChanges,
+  replayFailedChanges,
+  waitingChanges,
+} from "../src/db/queries/callbacks";
 import { eraseUser } from "../src/db/queries/erasure";
 import { userMails } from "../src/db/queries/mails";
 import {
   purgeAuditEvents,
+  purgeFailedCallbacks,
   purgeIdempotencyKeys,
   purgeRefreshTokens,
   purgeSessions,
@@ -260,10 +270,38 @@ describe("the retention job", () => {
     ["sign-in link rows", purgeSigninRequests(db, 0, 10), /signin_requests_expires_idx/],
     ["audit entries", purgeAuditEvents(db, 0, 10), /audit_events_at_idx/],
     ["idempotency keys", purgeIdempotencyKeys(db, 0, 10), /idempotency_keys_created_idx/],
+    ["failed callbacks", purgeFailedCallbacks(db, 0, 10), /callback_changes_waiting_idx/],
   ] as const)("finds expired %s by their time's index", async (_, statement, index) => {
     const found = await plan(statement);
     expect(found).toMatch(index);
-    expect(found).not.toMatch(/\bSCAN (refresh_tokens|sessions|signin_requests|audit_events|idempotency_keys)\b/);
+    expect(found).not.toMatch(
+      /\bSCAN (refresh_tokens|sessions|signin_requests|audit_events|idempotency_keys|callback_changes)\b/,
+    );
+  });
+});
+
+describe("callbacks", () => {
+  it.each([
+    [
+      "the rows a change adds, by the user's connections",
+      callbackChangeRows(db, { userId: 1, changedFields: ["status"], scope: { merchantId: 10 } }, 0),
+      /SEARCH user_clients USING (COVERING )?INDEX/,
+    ],
+    ["a client's waiting changes, oldest first", waitingChanges(db, "c", 100), /callback_changes_client_idx/],
+    ["whether any still wait", changesWaiting(db, "c"), /callback_changes_client_idx/],
+    ["the delivered ones it deletes", deliveredChanges(db, "c", 10), /callback_changes_client_idx/],
+    ["the failed ones it marks", failedChanges(db, "c", 10, 0), /callback_changes_client_idx/],
+    ["the failed ones a replay sends again", replayFailedChanges(db, "c"), /callback_changes_client_idx/],
+  ] as const)("finds %s by an index, with no sort", async (_, statement, index) => {
+    const found = await plan(statement);
+    expect(found).toMatch(index);
+    expect(found).not.toMatch(/TEMP B-TREE|\bSCAN (callback_changes|user_clients|clients)\b/);
+  });
+
+  it("finds the clients with overdue changes by the waiting index (the hourly job; distinct in a temporary tree)", async () => {
+    const found = await plan(clientsWithOverdueChanges(db, 0, 10));
+    expect(found).toMatch(/callback_changes_waiting_idx/);
+    expect(found).not.toMatch(/\bSCAN callback_changes\b/);
   });
 });
 

@@ -23,6 +23,7 @@ import {
 } from "../db/queries/product-access";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import { wakeSchedules } from "../events/callbacks";
 import { describeRoute, respond } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { type ListSpec, listParameters, pageOf, parseListQuery, selectFields } from "../http/list-query";
@@ -107,6 +108,9 @@ function mustBeDigitalContent(product: AccessProduct, failure: string): void {
   }
 }
 
+/** A change of access is told to the merchant's clients, any of which may read it (`filters=merchant`). */
+const tellMerchant = (c: Context<AppEnv>) => ({ scope: { merchantId: c.get("caller").merchantId } });
+
 const access = (product: AccessProduct) => ({ productId: String(product.id), result: true });
 
 type Sort = never;
@@ -171,7 +175,9 @@ export const productAccessRoutes = new Hono<AppEnv>()
     requireToken("user/product", "server"),
     async (c) => {
       const { userId, product } = await changeable(c, "Was not able to grant access");
-      const row = await grantAccess(c.get("db")(), { clientId: product.clientId, userId }, product, nowInSeconds());
+      const holder = { clientId: product.clientId, userId };
+      const { row, told } = await grantAccess(c.get("db")(), holder, product, tellMerchant(c), nowInSeconds());
+      wakeSchedules(c, told);
       if (row.status !== available) {
         throw new ApiError(400, "invalid_request", "Was not able to grant access: the user's access to it is blocked");
       }
@@ -191,7 +197,9 @@ export const productAccessRoutes = new Hono<AppEnv>()
     requireToken("user/product", "server"),
     async (c) => {
       const { userId, product } = await changeable(c, "Was not able to remove access");
-      const row = await revokeAccess(c.get("db")(), { clientId: product.clientId, userId }, product.id, nowInSeconds());
+      const holder = { clientId: product.clientId, userId };
+      const { row, told } = await revokeAccess(c.get("db")(), holder, product.id, tellMerchant(c), nowInSeconds());
+      wakeSchedules(c, told);
       if (!row) throw new ApiError(400, "invalid_request", "Was not able to remove access: the user does not hold it");
       return respond(c, { object: "DigitalContent", data: digitalContentView(row) });
     },

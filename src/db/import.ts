@@ -105,6 +105,7 @@ export async function buildImportStatements(
         postLogoutRedirectUris: c.postLogoutRedirectUris,
         backchannelLogoutUri: c.backchannelLogoutUri,
         backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired,
+        callbackUrl: c.callbackUrl,
         tokenEndpointAuthMethod: c.tokenEndpointAuthMethod,
         scope: c.scope,
         updated: sql`unixepoch()`,

@@ -1,6 +1,6 @@
 /**
  * The RateLimiter's one alarm, shared by everything it keeps with an expiry (the request window and
- * each SQLite table). Expiry is checked in code whenever a record is read; the alarm only reclaims
+ * each SQLite table) and by the callbacks' schedule. Expiry is checked in code whenever a record is read; the alarm only reclaims
  * space, so it need not run more than once a minute.
  */
 
@@ -22,10 +22,21 @@ export async function scheduleCleanup(storage: DurableObjectStorage, endsAt: num
   if (alarm === null || endsAt + MIN_ALARM_INTERVAL_MS < alarm) await storage.setAlarm(endsAt);
 }
 
-/** Deletes the stores' expired records, then wakes for the next to expire, a minute on at the earliest. */
-export async function cleanUp(storage: DurableObjectStorage, stores: ExpiringRecords[]): Promise<void> {
+/**
+ * Deletes the stores' expired records, then wakes for the next to expire, a minute on at the
+ * earliest, or at `due` (the callbacks' next delivery) when that comes first.
+ */
+export async function cleanUp(
+  storage: DurableObjectStorage,
+  due: number | null,
+  stores: ExpiringRecords[],
+): Promise<void> {
   const now = Date.now();
   for (const store of stores) store.deleteExpired(now);
-  const next = Math.min(...stores.map((store) => store.nextExpiry() ?? Infinity));
-  if (Number.isFinite(next)) await storage.setAlarm(Math.max(next, now + MIN_ALARM_INTERVAL_MS));
+  const expiry = Math.min(...stores.map((store) => store.nextExpiry() ?? Infinity));
+  const next = Math.min(
+    Number.isFinite(expiry) ? Math.max(expiry, now + MIN_ALARM_INTERVAL_MS) : Infinity,
+    due ?? Infinity,
+  );
+  if (Number.isFinite(next)) await storage.setAlarm(next);
 }

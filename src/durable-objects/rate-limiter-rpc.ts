@@ -27,6 +27,8 @@ export interface RateLimiterRpc extends Rpc.DurableObjectBranded {
   redeemed(key: string): Promise<boolean>;
   revoke(revocations: Revocation[]): Promise<void>;
   revoked(token: TokenIdentity): Promise<boolean>;
+  callbacksChanged(clientId: string): Promise<void>;
+  callbacksSettled(attempt: number, more: boolean): Promise<void>;
 }
 
 /** What the container's `request` object and the X-RateLimit-* headers report. */

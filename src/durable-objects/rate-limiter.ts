@@ -11,12 +11,14 @@
  * KV's are not. This class only puts them together behind its RPC methods (rate-limiter-rpc.ts).
  * Everything survives eviction in the object's storage (the window and its leases in its KV, the
  * rest in SQLite tables indexed by expiry); one alarm, at most once a minute, deletes what has
- * expired (expiry-alarm.ts).
+ * expired (expiry-alarm.ts), and queues the client's callbacks when they are due
+ * (callback-schedule.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings, RequestTiming } from "../env";
 import { ipAllowed } from "../http/ip";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
+import { CallbackSchedule } from "./callback-schedule";
 import { PolicyCache } from "./client-policy";
 import { cleanUp } from "./expiry-alarm";
 import { PasswordThrottle, SIGN_IN_FAILURE_LIMIT } from "./password-throttle";
@@ -86,6 +88,7 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
   private readonly passwordThrottle = new PasswordThrottle(this.ctx.storage);
   private readonly redemptions = new Redemptions(this.ctx.storage);
   private readonly revocations = new Revocations(this.ctx.storage);
+  private readonly callbacks = new CallbackSchedule(this.ctx.storage, this.env);
 
   /**
    * Admits a call of `endpoint` with `token`: token not revoked, allowed address, granted endpoint,
@@ -215,8 +218,19 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
     return this.revocations.isRevoked(token);
   }
 
+  /** A change the client is to be told of waits in D1 (callback-schedule.ts). */
+  async callbacksChanged(clientId: string): Promise<void> {
+    await this.callbacks.changed(clientId, Date.now());
+  }
+
+  /** The delivery queued as try `attempt` settled; `more`: changes still wait. */
+  async callbacksSettled(attempt: number, more: boolean): Promise<void> {
+    await this.callbacks.settled(attempt, more, Date.now());
+  }
+
   override async alarm(): Promise<void> {
-    await cleanUp(this.ctx.storage, [
+    const callbacksDue = await this.callbacks.wake(Date.now());
+    await cleanUp(this.ctx.storage, callbacksDue, [
       this.requests,
       this.signInCounts,
       this.passwordThrottle,

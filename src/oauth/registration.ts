@@ -28,7 +28,7 @@ import { isJson } from "../http/media-type";
 import { documented } from "../http/openapi";
 import { requireToken } from "../middleware/auth";
 import {
-  backchannelLogoutUriProblem,
+  serverEndpointProblem,
   clientScopeProblem,
   pageUriProblem,
   redirectUrisProblem,
@@ -251,9 +251,7 @@ function registeredFields(metadata: Metadata, environment: string): RegisteredFi
   }
   const backchannel = metadata.backchannel_logout_uri;
   const backchannelProblem =
-    backchannel === undefined
-      ? null
-      : backchannelLogoutUriProblem(backchannel, { loopback: environment === "development" });
+    backchannel === undefined ? null : serverEndpointProblem(backchannel, { loopback: environment === "development" });
   if (backchannelProblem !== null) throw invalid(`backchannel_logout_uri ${backchannelProblem}`);
   const alg = metadata.id_token_signed_response_alg ?? "RS256";
   if (!(SIGNING_ALGORITHMS as readonly string[]).includes(alg)) {

@@ -28,6 +28,7 @@ export const API_ENDPOINTS = [
   "client/secret",
   "client/signing-secret",
   "client/status",
+  "client/callbacks",
   "user/export",
   "audit",
 ] as const;

@@ -19,11 +19,11 @@ export function pageUriProblem(uri: string): string | null {
 }
 
 /**
- * Why `uri` cannot receive back-channel logout tokens (Back-Channel Logout §2.2): an absolute
- * https URL without a fragment, or, where `loopback` (local development, so that tests can
- * receive them), http on 127.0.0.1 or [::1].
+ * Why `uri` cannot be an endpoint the service posts to (back-channel logout tokens, Back-Channel
+ * Logout §2.2; callbacks): an absolute https URL without a fragment, or, where `loopback` (local
+ * development, so that tests can receive them), http on 127.0.0.1 or [::1].
  */
-export function backchannelLogoutUriProblem(uri: string, { loopback = false } = {}): string | null {
+export function serverEndpointProblem(uri: string, { loopback = false } = {}): string | null {
   if (loopback && isLoopbackUri(uri) && URL.canParse(uri) && !uri.includes("#")) return null;
   return pageUriProblem(uri);
 }

@@ -15,7 +15,7 @@ import { SIGNING_ALGORITHMS } from "../oauth/signing-algorithms";
 import { API_ENDPOINTS } from "./api-endpoints";
 import { CLIENT_FIELDS } from "./client-fields";
 import {
-  backchannelLogoutUriProblem,
+  serverEndpointProblem,
   clientScopeProblem,
   pageUriProblem,
   TOKEN_ENDPOINT_AUTH_METHODS,
@@ -146,10 +146,14 @@ const client = z
     logoUri: checked(LIMITS.url, pageUriProblem).nullable().default(null),
     clientUri: checked(LIMITS.url, pageUriProblem).nullable().default(null),
     postLogoutRedirectUris: z.array(redirectUri).max(LIMITS.redirectUris).default([]),
-    backchannelLogoutUri: checked(LIMITS.url, (uri) => backchannelLogoutUriProblem(uri, { loopback: true }))
+    backchannelLogoutUri: checked(LIMITS.url, (uri) => serverEndpointProblem(uri, { loopback: true }))
       .nullable()
       .default(null),
     backchannelLogoutSessionRequired: flag.default(false),
+    /** Where the client is told of changes to its users (docs/callbacks.md). */
+    callbackUrl: checked(LIMITS.url, (uri) => serverEndpointProblem(uri, { loopback: true }))
+      .nullable()
+      .default(null),
     tokenEndpointAuthMethod: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).nullable().default(null),
     scope: checked(LIMITS.text, clientScopeProblem).nullable().default(null),
   })

@@ -24,12 +24,16 @@ import { BASE } from "./base";
  * - `late`: call `n` stalls for `ms`, then does its work after all: a stall that ends, long after
  *   its caller gave up. `landed` (in the call count) settles once it has.
  */
-export type Fault =
+export type Fault = (
   | { kind: "outage"; error?: () => Error }
   | { kind: "once"; error?: () => Error }
   | { kind: "stall"; from?: number }
   | { kind: "nth"; n: number; applied: boolean; error?: () => Error }
-  | { kind: "late"; n: number; ms: number };
+  | { kind: "late"; n: number; ms: number }
+) & {
+  /** The RateLimiter's RPC methods the fault is for (the others go through, uncounted); all unless told. */
+  methods?: string[];
+};
 
 export type BindingName = "DB" | "CODES" | "RATE_LIMITER" | "LINK_REQUESTS" | "LOGOUT_NOTICES";
 
@@ -69,7 +73,7 @@ export function faultyEnv(faults: Partial<Record<BindingName, Fault>>, base: Bin
     const call = caller(faults[name], DEFAULT_ERRORS[name], count);
     if (name === "DB") wrapped.DB = faultyD1(base.DB, call);
     if (name === "CODES") wrapped.CODES = faultyKV(base.CODES, call);
-    if (name === "RATE_LIMITER") wrapped.RATE_LIMITER = faultyNamespace(base.RATE_LIMITER, call);
+    if (name === "RATE_LIMITER") wrapped.RATE_LIMITER = faultyNamespace(base.RATE_LIMITER, call, faults[name]?.methods);
     if (name === "LINK_REQUESTS") wrapped.LINK_REQUESTS = faultyQueue(base.LINK_REQUESTS, call);
     if (name === "LOGOUT_NOTICES") wrapped.LOGOUT_NOTICES = faultyQueue(base.LOGOUT_NOTICES, call);
   }
@@ -167,6 +171,7 @@ function faultyKV(kv: KVNamespace, call: Caller): KVNamespace {
 function faultyNamespace<T extends Rpc.DurableObjectBranded>(
   namespace: DurableObjectNamespace<T>,
   call: Caller,
+  methods: string[] | undefined,
 ): DurableObjectNamespace<T> {
   return new Proxy(namespace, {
     get(target, name) {
@@ -174,16 +179,17 @@ function faultyNamespace<T extends Rpc.DurableObjectBranded>(
       if (name !== "get" || typeof member !== "function") {
         return typeof member === "function" ? member.bind(target) : member;
       }
-      return (...args: unknown[]) => faultyStub(Reflect.apply(member, target, args) as object, call);
+      return (...args: unknown[]) => faultyStub(Reflect.apply(member, target, args) as object, call, methods);
     },
   });
 }
 
-function faultyStub<Stub extends object>(stub: Stub, call: Caller): Stub {
+function faultyStub<Stub extends object>(stub: Stub, call: Caller, methods: string[] | undefined): Stub {
   return new Proxy(stub, {
     get(target, name) {
       const member: unknown = Reflect.get(target, name);
       if (typeof member !== "function" || typeof name !== "string" || name === "then") return member;
+      if (methods && !methods.includes(name)) return (...args: unknown[]) => Reflect.apply(member, target, args);
       return (...args: unknown[]) => call(() => Reflect.apply(member, target, args) as Promise<unknown>);
     },
   });

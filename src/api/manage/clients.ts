@@ -1,6 +1,7 @@
 /**
  * Managing clients while the service runs (docs/management.md "Managing clients"): rotating a
- * client's secret and its signing secret with an overlap, and disabling or enabling a client. An
+ * client's secret and its signing secret with an overlap, disabling or enabling a client, and
+ * replaying its failed callbacks. An
  * admin client manages itself and its merchant's clients without rights of their own; the
  * operator's client every client. Each write is one D1 batch with its
  * audit entry; this isolate forgets its cached copy at once, the others within their minute.
@@ -16,16 +17,23 @@ import {
   rotateClientSigningSecret,
   setClientDisabled,
 } from "../../db/queries/clients";
+import { replayFailedChanges } from "../../db/queries/callbacks";
 import type { AppEnv } from "../../env";
 import { ApiError, OAuthError } from "../../errors";
 import { auditEntry } from "../../events/audit";
+import { wakeSchedules } from "../../events/callbacks";
 import { describeRoute, respond } from "../../http/container";
 import { formatDatetime, nowInSeconds, parseDatetime } from "../../http/datetime";
 import { earlierResource, IDEMPOTENCY_KEY_PARAMETER, idempotencyOf, keyRecord } from "../../http/idempotency";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { forgetClient } from "../../oauth/client-auth";
-import { clientSecretSchema, clientStatusSchema, signingSecretSchema } from "../../schemas/responses/management";
+import {
+  callbackReplaySchema,
+  clientSecretSchema,
+  clientStatusSchema,
+  signingSecretSchema,
+} from "../../schemas/responses/management";
 import { clientSecretRequestSchema, clientStatusRequestSchema } from "../../schemas/management";
 import { timingSafeEqual } from "../../security/constant-time";
 import { hashSecret, openSecret, sealSecret, verifySecret } from "../../security/data-protection";
@@ -263,5 +271,28 @@ export const clientManagementRoutes = new Hono<AppEnv>()
         forgetClient(client.id);
       }
       return respond(c, { object: "ClientStatus", data: { clientId: client.id, status } });
+    },
+  )
+  .post(
+    "/client/:clientId/callbacks/replay",
+    describeRoute({
+      name: "Replay a client's failed callbacks",
+      controller: "api/manage/clients#replayCallbacks",
+      description:
+        "The changes whose callback failed every retry (kept 30 days, `callback.failed` in the audit trail) wait again, and go with the client's next callback, a batching window from now. Answers how many. An admin client for itself and its merchant's clients without rights of their own, the operator's client for any.",
+      success: { data: callbackReplaySchema },
+    }),
+    requireToken("client/callbacks", "server"),
+    async (c) => {
+      const authority = await callerAuthority(c);
+      const client = await managedClient(c, authority);
+      const now = nowInSeconds();
+      const db = c.get("db")();
+      const [replayed] = await db.batch([
+        replayFailedChanges(db, client.id),
+        auditEntry(c, authority, { action: "client.callbacks.replay", targetClientId: client.id }, now),
+      ]);
+      wakeSchedules(c, replayed.length > 0 ? [{ clientId: client.id }] : []);
+      return respond(c, { object: "CallbackReplay", data: { clientId: client.id, replayed: replayed.length } });
     },
   );

@@ -12,6 +12,7 @@ import { findAddressOwner, findUserIdByUuid, newUserId } from "../../db/queries/
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { auditEntry } from "../../events/audit";
+import { callbackRows, wakeSchedules } from "../../events/callbacks";
 import { describeRoute, respond } from "../../http/container";
 import { nowInSeconds } from "../../http/datetime";
 import {
@@ -157,10 +158,12 @@ export const userProfileRoutes = new Hono<AppEnv>()
       const now = nowInSeconds();
       const db = c.get("db")();
       const userId = profile.user.id;
-      await db.batch([
+      const [told] = await db.batch([
+        callbackRows(c, { userId, changedFields: changed }, now),
         auditEntry(c, authority, { action: "user.update", userId, detail: { fields: changed } }, now),
         ...updateUserProfile(db, userId, fields, now),
       ]);
+      wakeSchedules(c, told);
       return respondWithUser(c, userId);
     },
   );

@@ -14,6 +14,7 @@ import { disconnectUser, updateUserStatus } from "../../db/queries/users";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { auditEntry } from "../../events/audit";
+import { callbackRows, wakeSchedules } from "../../events/callbacks";
 import { describeRoute, respond } from "../../http/container";
 import { nowInSeconds } from "../../http/datetime";
 import type { Parameter } from "../../http/openapi";
@@ -105,7 +106,8 @@ export const userManagementRoutes = new Hono<AppEnv>()
       const now = nowInSeconds();
       const signOut = status < USER_STATUS.unverified ? await signOutUser(c, user.id, null, now) : undefined;
       const db = c.get("db")();
-      await db.batch([
+      const [told] = await db.batch([
+        callbackRows(c, { userId: user.id, changedFields: ["status"] }, now),
         updateUserStatus(db, user.id, status, now),
         ...(signOut?.writes ?? []),
         auditEntry(
@@ -122,6 +124,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
           now,
         ),
       ]);
+      wakeSchedules(c, told);
       return respond(c, { object: "User", data: userView({ ...profile, user: { ...user, status, updated: now } }) });
     },
   )
@@ -174,7 +177,9 @@ export const userManagementRoutes = new Hono<AppEnv>()
       const userId = profile.user.id;
       const signOut = await signOutUser(c, userId, scope, now, { sessions: false });
       const db = c.get("db")();
-      await db.batch([
+      // The clients losing the user are told before the connection goes.
+      const [told] = await db.batch([
+        callbackRows(c, { userId, changedFields: ["connection"], scope }, now),
         disconnectUser(db, userId, scope),
         ...signOut.writes,
         auditEntry(
@@ -184,6 +189,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
           now,
         ),
       ]);
+      wakeSchedules(c, told);
       return respond(c, {
         object: "UserLogout",
         data: { userId: String(userId), sessions: 0, grants: signOut.grants },
@@ -210,7 +216,8 @@ export const userManagementRoutes = new Hono<AppEnv>()
         // The notices and access tokens first; the sessions and refresh tokens go with the erasure.
         const signOut = await signOutUser(c, userId, null, now);
         const db = c.get("db")();
-        await db.batch([
+        const [told] = await db.batch([
+          callbackRows(c, { userId, changedFields: ["status"] }, now),
           ...eraseUser(db, userId, now),
           auditEntry(
             c,
@@ -219,6 +226,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
             now,
           ),
         ]);
+        wakeSchedules(c, told);
       }
       const erased = await readUserProfile(c.get("db"), profile.user.id, true);
       return respond(c, { object: "User", data: userView(erased!) });

@@ -5,10 +5,11 @@
  * other leave one consistent row per product. A blocked row (set by the merchant's import) is
  * never changed here, and keeps the product from being granted.
  */
-import { and, desc, eq, inArray, max, notExists, notInArray, sql } from "drizzle-orm";
+import { and, desc, eq, exists, inArray, max, notExists, notInArray, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { digitalContents, products } from "../schema";
 import { DIGITAL_CONTENT_STATUS } from "../../schemas/value-sets";
+import { type CallbackChange, callbackChangeRows } from "./callbacks";
 import type { DigitalContentRecord } from "./digital-contents";
 import { indexedIf, type Page, withinTime } from "./page";
 
@@ -111,18 +112,52 @@ function revokedRow(db: Database, holder: Holder, productId: number) {
  * or, where the user has none, one is added; nothing changes while any row of it is blocked. The
  * row that says what came of it (grantedRow): available, or blocked.
  */
+/**
+ * What a grant or a revocation tells the clients (db/queries/callbacks.ts): the statement goes
+ * first in the change's batch, told only where the change is about to change something.
+ */
+export type AccessTelling = Omit<CallbackChange, "userId" | "changedFields" | "onlyIf">;
+
+function accessCallbackRows(
+  db: Database,
+  holder: Holder,
+  productId: number,
+  change: "grant" | "revoke",
+  tell: AccessTelling,
+  now: number,
+) {
+  const rows = (statuses: number[], other: boolean) =>
+    db
+      .select({ id: digitalContents.id })
+      .from(digitalContents)
+      .where(
+        and(
+          ofHolder(holder),
+          eq(productOfRow, productId),
+          other ? notInArray(statusOfRow, statuses) : inArray(statusOfRow, statuses),
+        ),
+      );
+  // A grant changes something unless the user holds the product or is blocked from it; a
+  // revocation where the user has a row that is neither revoked nor blocked.
+  const onlyIf =
+    change === "grant" ? notExists(rows([available, blocked], false)) : exists(rows([deleted, blocked], true));
+  return callbackChangeRows(db, { ...tell, userId: holder.userId, changedFields: ["productAccess"], onlyIf }, now);
+}
+
 export async function grantAccess(
   db: Database,
   holder: Holder,
   product: AccessProduct,
+  tell: AccessTelling,
   now: number,
-): Promise<DigitalContentRecord> {
+): Promise<{ row: DigitalContentRecord; told: { clientId: string }[] }> {
   const ofProduct = and(ofHolder(holder), eq(productOfRow, product.id));
   const newest = db
     .select({ id: max(digitalContents.id) })
     .from(digitalContents)
     .where(ofProduct);
-  const [, , after] = await db.batch([
+  const [told, , , after] = await db.batch([
+    accessCallbackRows(db, holder, product.id, "grant", tell, now),
     db
       .update(digitalContents)
       .set({ status: available, count: 1, statusMsg: null, updated: now })
@@ -166,7 +201,7 @@ export async function grantAccess(
     ),
     grantedRow(db, holder, product.id),
   ]);
-  return after[0]!;
+  return { row: after[0]!, told };
 }
 
 /**
@@ -178,17 +213,19 @@ export async function revokeAccess(
   db: Database,
   holder: Holder,
   productId: number,
+  tell: AccessTelling,
   now: number,
-): Promise<DigitalContentRecord | undefined> {
+): Promise<{ row: DigitalContentRecord | undefined; told: { clientId: string }[] }> {
   const ofProduct = and(ofHolder(holder), eq(productOfRow, productId));
-  const [, after] = await db.batch([
+  const [told, , after] = await db.batch([
+    accessCallbackRows(db, holder, productId, "revoke", tell, now),
     db
       .update(digitalContents)
       .set({ status: deleted, count: 0, statusMsg: null, updated: now })
       .where(and(ofProduct, notInArray(statusOfRow, [deleted, blocked]))),
     revokedRow(db, holder, productId),
   ]);
-  return after[0];
+  return { row: after[0], told };
 }
 
 export type UserProductsQuery = Holder &

@@ -5,7 +5,15 @@
 import { and, inArray, lte, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
-import { auditEvents, clients, idempotencyKeys, refreshTokens, sessions, signinRequests } from "../schema";
+import {
+  auditEvents,
+  callbackChanges,
+  clients,
+  idempotencyKeys,
+  refreshTokens,
+  sessions,
+  signinRequests,
+} from "../schema";
 
 function deleteUpTo(db: Database, table: SQLiteTable, key: SQLiteColumn, where: ReturnType<typeof and>, limit: number) {
   return db.delete(table).where(inArray(key, db.select({ key }).from(table).where(where).limit(limit)));
@@ -47,4 +55,9 @@ export function purgeIdempotencyKeys(db: Database, before: number, limit: number
   // Keyed by two columns: the rows are picked by their rowid.
   const expired = sql`SELECT rowid FROM ${idempotencyKeys} WHERE ${lte(idempotencyKeys.created, before)} LIMIT ${limit}`;
   return db.delete(idempotencyKeys).where(sql`rowid IN (${expired})`);
+}
+
+/** Callback changes that failed every retry, kept for a replay until `before`. */
+export function purgeFailedCallbacks(db: Database, before: number, limit: number) {
+  return deleteUpTo(db, callbackChanges, callbackChanges.id, lte(callbackChanges.failed, before), limit);
 }

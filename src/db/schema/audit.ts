@@ -7,7 +7,8 @@
  */
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-export type AuditActor = "client" | "admin" | "operator" | "user";
+/** `service`: the service itself (a callback that failed every retry). */
+export type AuditActor = "client" | "admin" | "operator" | "user" | "service";
 
 export const auditEvents = sqliteTable(
   "audit_events",

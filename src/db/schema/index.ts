@@ -13,3 +13,4 @@ export * from "./devices";
 export * from "./key-fingerprints";
 export * from "./audit";
 export * from "./idempotency";
+export * from "./callbacks";

@@ -100,6 +100,8 @@ export const clients = sqliteTable(
       .notNull()
       .default(sql`'[]'`),
     backchannelLogoutUri: text("backchannel_logout_uri"),
+    /** Where the client is told of changes to its users (docs/callbacks.md); null for no callbacks. */
+    callbackUrl: text("callback_url"),
     backchannelLogoutSessionRequired: integer("backchannel_logout_session_required", { mode: "boolean" })
       .notNull()
       .default(false),

@@ -12,7 +12,7 @@ export const auditEventSchema = z.object({
   time: z.string(),
   merchantId: z.number(),
   clientId: z.string(),
-  actor: z.enum(["client", "admin", "operator", "user"]),
+  actor: z.enum(["client", "admin", "operator", "user", "service"]),
   action: z.string(),
   userId: z.nullable(z.string()),
   targetClientId: z.nullable(z.string()),
@@ -66,6 +66,9 @@ export const clientSecretSchema = z.object({
 });
 
 export const clientStatusSchema = z.object({ clientId: z.string(), status: z.enum(["active", "disabled"]) });
+
+/** A replay of a client's failed callbacks: how many changes wait again. */
+export const callbackReplaySchema = z.object({ clientId: z.string(), replayed: z.number() });
 
 /** A rotated signing secret, answered once. */
 export const signingSecretSchema = z.object({
