@@ -4,6 +4,8 @@
  * (oidcc-rp-initiated-logout-*, oidcc-backchannel-rp-initiated-logout) whose checks it makes.
  * The clients' back-channel endpoints are `*.receiver.test`, kept by vitest.config.ts.
  */
+import { env } from "cloudflare:workers";
+import { and, eq } from "drizzle-orm";
 import {
   createLocalJWKSet,
   decodeJwt,
@@ -14,6 +16,8 @@ import {
   UnsecuredJWT,
 } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { auditEvents } from "../src/db/schema";
 import { Browser, expectPage, redirectParameters } from "./helpers/browser";
 import { BASE, basicAuth, call, postForm } from "./helpers/http";
 import { consumeBatch } from "./helpers/queues";
@@ -248,5 +252,22 @@ describe("back-channel logout (oidcc-backchannel-rp-initiated-logout)", () => {
     expect(warnings.mock.calls.join("\n")).toContain("refused: 503");
     expect(warnings.mock.calls.join("\n")).not.toContain("eyJ");
     expect(errors.mock.calls.join("\n")).toContain("not a logout notice");
+  });
+
+  it("after the last retry fails, records the failure in the client's merchant's audit trail and lets the notice go", async () => {
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const client = await rpClient();
+    const down = { ...notice(`https://down-${client.id}.receiver.test/down`), clientId: client.id };
+    const early = await consumeBatch("account-commerce-logout-notices-local", [down], { attempts: 6 });
+    expect(early.retried).toEqual(["m0"]);
+    const last = await consumeBatch("account-commerce-logout-notices-local", [down], { attempts: 7 });
+    expect(last).toMatchObject({ acked: ["m0"], retried: [] });
+    const [entry] = await openDatabase(env.DB)
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.clientId, client.id), eq(auditEvents.action, "backchannel-logout.failed")))
+      .all();
+    expect(entry).toMatchObject({ actor: "service", merchantId: 10, detail: { attempts: 7, session: true } });
+    warnings.mockRestore();
   });
 });

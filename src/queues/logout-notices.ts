@@ -5,10 +5,14 @@
  * the clients (the session's refresh tokens carry its `sid`) and queues one notice per client
  * before it ends the session, so a fault there leaves the session live for the user's retry
  * rather than a notice lost. The consumer signs and delivers each notice; a client that does not
- * answer 2xx in time is tried again later (queue `max_retries`, growing delays).
+ * answer 2xx in time is tried again later (queue `max_retries`, growing delays); after the last
+ * try the audit trail records `backchannel-logout.failed`, as it records a callback that failed
+ * every retry (queues/callbacks.ts).
  */
 import * as z from "zod/mini";
-import type { Database } from "../db/client";
+import { type Database, openDatabase } from "../db/client";
+import { insertAuditEvent } from "../db/queries/audit";
+import { findClientRecord } from "../db/queries/clients";
 import { findBackchannelClients } from "../db/queries/refresh-tokens";
 import type { Bindings } from "../env";
 import { nowInSeconds } from "../http/datetime";
@@ -25,6 +29,8 @@ const LOGOUT_TOKEN_LIFETIME = 120;
 const DELIVERY_TIMEOUT_MS = 5_000;
 /** The first retry waits this long, each later one twice as long as the one before. */
 const FIRST_RETRY_DELAY_SECONDS = 10;
+/** The queue's `max_retries` (wrangler.toml): the try after the last retry is the last. */
+const MAX_RETRIES = 6;
 
 /** Queues a notice for each client that received an ID token in the session `sid` and asked for them. */
 export async function queueLogoutNotices(env: Bindings, db: Database, sid: string): Promise<void> {
@@ -55,6 +61,10 @@ export async function deliverLogoutNotices(batch: MessageBatch<unknown>, env: Bi
         return message.ack();
       }
       if (await deliver(env, parsed.data)) return message.ack();
+      if (message.attempts > MAX_RETRIES) {
+        await recordFailure(env, parsed.data, message.attempts);
+        return message.ack();
+      }
       // The client's endpoint is down or refused it: later, less often each time.
       message.retry({ delaySeconds: FIRST_RETRY_DELAY_SECONDS * 2 ** (message.attempts - 1) });
     }),
@@ -90,4 +100,19 @@ async function deliver(env: Bindings, notice: LogoutNotice): Promise<boolean> {
     console.warn(`logout notice to client ${notice.clientId} not delivered`);
     return false;
   }
+}
+
+/** The last try failed: the client's merchant's trail says so (a fault here leaves the queue to retry). */
+async function recordFailure(env: Bindings, notice: LogoutNotice, attempts: number): Promise<void> {
+  const db = openDatabase(env.DB);
+  const client = await findClientRecord(db, notice.clientId);
+  if (!client) return;
+  await insertAuditEvent(db, {
+    at: nowInSeconds(),
+    merchantId: client.merchantId,
+    clientId: notice.clientId,
+    actor: "service",
+    action: "backchannel-logout.failed",
+    detail: { attempts, session: notice.sid !== undefined },
+  }).run();
 }
