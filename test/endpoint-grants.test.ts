@@ -77,6 +77,16 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
     token: "server",
     init: { method: "POST" },
   },
+  "client/create": {
+    path: "/api/2/client",
+    token: "server",
+    init: { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"name":"Granted"}' },
+  },
+  "client/update": {
+    path: "/api/2/client/no-such-client",
+    token: "server",
+    init: { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"name":"x"}' },
+  },
   "client/status": {
     path: "/api/2/client/no-such-client/status",
     token: "server",

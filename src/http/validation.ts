@@ -8,7 +8,7 @@ import type { ValidationTargets } from "hono";
 import * as z from "zod/mini";
 import type { $ZodType } from "zod/v4/core";
 import { ApiError, OAuthError } from "../errors";
-import { FORM_MEDIA_TYPE, isForm } from "./media-type";
+import { FORM_MEDIA_TYPE, isForm, isJson } from "./media-type";
 import { documented } from "./openapi";
 
 type ErrorKind = "api" | "oauth";
@@ -34,6 +34,9 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
       if (target === "form" && !isForm(c.req.header("Content-Type"))) {
         throw invalidRequest(kind, described(`The request body must be ${FORM_MEDIA_TYPE}`));
       }
+      if (target === "json" && !isJson(c.req.header("Content-Type"))) {
+        throw invalidRequest(kind, described("The request body must be application/json"));
+      }
       if (!result.success) {
         const issue = result.error.issues[0];
         if (issue?.code === "unrecognized_keys") {
@@ -58,7 +61,9 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
     },
     { validationFunction },
   );
-  return target === "form" ? documented(validator, { requestBody: { schema, mediaType: FORM_MEDIA_TYPE } }) : validator;
+  if (target === "form") return documented(validator, { requestBody: { schema, mediaType: FORM_MEDIA_TYPE } });
+  if (target === "json") return documented(validator, { requestBody: { schema, mediaType: "application/json" } });
+  return validator;
 }
 
 function invalidRequest(kind: ErrorKind, description: string): ApiError {

@@ -18,12 +18,13 @@ import {
   type ClientRecord,
   deleteClient,
   findClient,
-  insertClient,
-  updateClient,
+  changeClient,
+  clientRow,
 } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { OAuthError } from "../errors";
 import { describeRoute } from "../http/container";
+import { nowInSeconds } from "../http/datetime";
 import { isJson } from "../http/media-type";
 import { documented } from "../http/openapi";
 import { requireToken } from "../middleware/auth";
@@ -37,7 +38,7 @@ import {
 import { LIMITS } from "../schemas/limits";
 import { registrationSchema } from "../schemas/responses/registration";
 import { hashSecret, verifySecret } from "../security/data-protection";
-import { randomToken } from "../security/random-token";
+import { newClientId, randomToken } from "../security/random-token";
 import { forgetClient } from "./client-auth";
 import { NO_STORE, PUBLIC_CLIENT_GRANTS } from "./routes";
 import { SIGNING_ALGORITHMS } from "./signing-algorithms";
@@ -112,7 +113,7 @@ export const registrationRoutes = new Hono<AppEnv>()
       const secret = fields.publicClient ? undefined : randomToken();
       const registrationToken = randomToken();
       const key = c.env.DATA_PROTECTION_KEY;
-      await insertClient(db, {
+      await clientRow(db, {
         ...fields,
         id,
         merchantId: admin.merchantId,
@@ -124,7 +125,7 @@ export const registrationRoutes = new Hono<AppEnv>()
         secretHash: await hashSecret(key, secret ?? randomToken()),
         registrationTokenHash: await hashSecret(key, registrationToken),
         enableSso: true,
-      });
+      }).run();
       const client = (await findClient(db, id))!;
       return c.json(registrationView(c, client, { secret, registrationToken }), 201, NO_STORE);
     },
@@ -170,7 +171,7 @@ export const registrationRoutes = new Hono<AppEnv>()
         );
       }
       const db = c.get("db")();
-      await updateClient(db, client.id, fields);
+      await changeClient(db, client.id, fields, nowInSeconds()).run();
       forgetClient(client.id);
       return c.json(registrationView(c, (await findClient(db, client.id))!), 200, NO_STORE);
     },
@@ -292,11 +293,6 @@ async function registeredClient(c: Context<AppEnv>): Promise<ClientRecord> {
     });
   }
   return client;
-}
-
-/** A new client id: 96 random bits in hex, as SPiD's ids are written. */
-function newClientId(): string {
-  return [...crypto.getRandomValues(new Uint8Array(12))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** The registration as RFC 7591 §3.2.1 answers it; the credentials only when just made. */

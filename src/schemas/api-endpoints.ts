@@ -29,6 +29,8 @@ export const API_ENDPOINTS = [
   "client/signing-secret",
   "client/status",
   "client/callbacks",
+  "client/create",
+  "client/update",
   "user/export",
   "audit",
 ] as const;

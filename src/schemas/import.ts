@@ -14,6 +14,7 @@ import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/lifetimes";
 import { SIGNING_ALGORITHMS } from "../oauth/signing-algorithms";
 import { API_ENDPOINTS } from "./api-endpoints";
 import { CLIENT_FIELDS } from "./client-fields";
+import { GRANT_TYPES } from "./client-settings";
 import {
   serverEndpointProblem,
   clientScopeProblem,
@@ -58,15 +59,6 @@ const LEGACY_VALUES = {
   ]),
 };
 export const IMPORT_FORMAT_VERSION = 2;
-export const GRANT_TYPES = [
-  "authorization_code",
-  "password",
-  "assertion",
-  "refresh_token",
-  "client_credentials",
-  "urn:ietf:params:oauth:grant-type:jwt-bearer",
-  "urn:ietf:params:oauth:grant-type:token-exchange",
-] as const;
 
 /** Loopback URIs pass here, and only a public client's (checked with the client). */
 const redirectUri = text(LIMITS.redirectUri).superRefine((uri, ctx) => {

@@ -4,3 +4,8 @@ import { base64url } from "jose";
 export function randomToken(bytes = 32): string {
   return base64url.encode(crypto.getRandomValues(new Uint8Array(bytes)));
 }
+
+/** A new client id: 96 random bits in hex, as SPiD's ids are written. */
+export function newClientId(): string {
+  return [...crypto.getRandomValues(new Uint8Array(12))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import { readUserProfile } from "../../db/cached-reads";
-import { type ClientScope, findClientRights } from "../../db/queries/clients";
+import { type ClientRecord, type ClientScope, findClientRecord, findClientRights } from "../../db/queries/clients";
 import type { UserProfile } from "../../db/queries/users";
 import type { AppEnv } from "../../env";
 import { ApiError, OAuthError } from "../../errors";
@@ -89,4 +89,27 @@ export async function managedClients(
     throw new OAuthError(401, "unauthorized_client", "You don't have administration rights for this client");
   }
   return { clientId };
+}
+
+/**
+ * The path's client, when the caller may manage it: any for the operator; for an admin client,
+ * itself and its merchant's clients without rights of their own.
+ */
+export async function managedClient(c: Context<AppEnv>, authority: Actor): Promise<ClientRecord> {
+  requireAdministration(authority);
+  const id = c.req.param("clientId") ?? "";
+  const client = id.length <= 64 ? await findClientRecord(c.get("db")(), id) : undefined;
+  if (!client) throw new OAuthError(404, "invalid_client_id", "Unknown client ID");
+  if (authority.actor === "operator") return client;
+  if (client.merchantId !== authority.merchantId) throw new ApiError(404, "invalid_request", "Client ID mismatch");
+  // An admin client manages the merchant's plain clients and itself, never another client with
+  // rights: it could otherwise take over another admin's, or the operator's, credentials.
+  if ((client.admin || client.universalDataAccess) && client.id !== authority.clientId) {
+    throw new OAuthError(
+      401,
+      "unauthorized_client",
+      "Your client doesn't have administration rights for this client: another admin or the operator's client is the operator's to manage",
+    );
+  }
+  return client;
 }

@@ -19,7 +19,7 @@ import {
 } from "../../db/queries/clients";
 import { replayFailedChanges } from "../../db/queries/callbacks";
 import type { AppEnv } from "../../env";
-import { ApiError, OAuthError } from "../../errors";
+import { ApiError } from "../../errors";
 import { auditEntry } from "../../events/audit";
 import { wakeSchedules } from "../../events/callbacks";
 import { describeRoute, respond } from "../../http/container";
@@ -38,35 +38,12 @@ import { clientSecretRequestSchema, clientStatusRequestSchema } from "../../sche
 import { timingSafeEqual } from "../../security/constant-time";
 import { hashSecret, openSecret, sealSecret, verifySecret } from "../../security/data-protection";
 import { randomToken } from "../../security/random-token";
-import { callerAuthority, requireAdministration } from "./authority";
+import { callerAuthority, managedClient } from "./authority";
 import type { Actor } from "../../events/audit";
 
 /** Without `previousSecretValidUntil`, the old secret works a day more; at most thirty. */
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
-
-/**
- * The path's client, when the caller may manage it: any for the operator; for an admin client,
- * itself and its merchant's clients without rights of their own.
- */
-async function managedClient(c: Context<AppEnv>, authority: Actor): Promise<ClientRecord> {
-  requireAdministration(authority);
-  const id = c.req.param("clientId") ?? "";
-  const client = id.length <= 64 ? await findClientRecord(c.get("db")(), id) : undefined;
-  if (!client) throw new OAuthError(404, "invalid_client_id", "Unknown client ID");
-  if (authority.actor === "operator") return client;
-  if (client.merchantId !== authority.merchantId) throw new ApiError(404, "invalid_request", "Client ID mismatch");
-  // An admin client manages the merchant's plain clients and itself, never another client with
-  // rights: it could otherwise take over another admin's, or the operator's, credentials.
-  if ((client.admin || client.universalDataAccess) && client.id !== authority.clientId) {
-    throw new OAuthError(
-      401,
-      "unauthorized_client",
-      "Your client doesn't have administration rights for this client: another admin or the operator's client is the operator's to manage",
-    );
-  }
-  return client;
-}
 
 /** A caller's clock a little behind ours still means "now". */
 const CLOCK_SKEW_SECONDS = 60;

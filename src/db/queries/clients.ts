@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
-import { clients, digitalContents, products } from "../schema";
+import { clients, digitalContents, merchants, products } from "../schema";
 
 export type ClientRecord = typeof clients.$inferSelect;
 
@@ -64,18 +64,21 @@ export async function findClientSigningSecrets(db: Database, id: string) {
     .get();
 }
 
-export async function insertClient(db: Database, client: typeof clients.$inferInsert): Promise<void> {
-  await db.insert(clients).values(client);
+/** Whether the merchant exists (a client is made under it). */
+export async function merchantExists(db: Database, id: number): Promise<boolean> {
+  return (await db.select({ id: merchants.id }).from(merchants).where(eq(merchants.id, id)).get()) !== undefined;
 }
 
-export async function updateClient(
-  db: Database,
-  id: string,
-  fields: Partial<typeof clients.$inferInsert>,
-): Promise<void> {
-  await db
+/** The client's row, for the batch that makes it. */
+export function clientRow(db: Database, client: typeof clients.$inferInsert) {
+  return db.insert(clients).values(client);
+}
+
+/** The fields sent, for the batch that changes them. */
+export function changeClient(db: Database, id: string, fields: Partial<typeof clients.$inferInsert>, now: number) {
+  return db
     .update(clients)
-    .set({ ...fields, updated: sql`unixepoch()` })
+    .set({ ...fields, updated: now })
     .where(eq(clients.id, id));
 }
 

@@ -67,6 +67,45 @@ export const clientSecretSchema = z.object({
 
 export const clientStatusSchema = z.object({ clientId: z.string(), status: z.enum(["active", "disabled"]) });
 
+/** A client's settings (POST /api/2/client, POST /api/2/client/{clientId}); the secrets only when just made. */
+export const clientSettingsResponseSchema = z.object({
+  clientId: z.string(),
+  merchantId: z.number(),
+  name: z.string(),
+  alias: z.string(),
+  domain: z.string(),
+  status: z.enum(["active", "disabled"]),
+  redirectUris: z.array(z.string()),
+  defaultRedirectUri: z.nullable(z.string()),
+  fields: z.record(z.string(), z.optional(z.union([z.boolean(), z.string()]))),
+  grantTypes: z.array(z.string()),
+  accessTokenLifetime: z.number(),
+  autoApprove: z.boolean(),
+  enableSso: z.boolean(),
+  public: z.boolean(),
+  ipAllowList: z.array(z.string()),
+  rateLimit: z.nullable(z.object({ limit: z.number(), windowSeconds: z.number() })),
+  apiEndpoints: z.nullable(z.array(z.string())),
+  jwt: z.boolean(),
+  resources: z.array(z.string()),
+  callbackUrl: z.nullable(z.string()),
+  backchannelLogoutUri: z.nullable(z.string()),
+  backchannelLogoutSessionRequired: z.boolean(),
+  postLogoutRedirectUris: z.array(z.string()),
+  logoUri: z.nullable(z.string()),
+  clientUri: z.nullable(z.string()),
+  scope: z.nullable(z.string()),
+  idTokenSignedResponseAlg: z.nullable(z.string()),
+  accessTokenSignedResponseAlg: z.nullable(z.string()),
+  admin: z.boolean(),
+  universalDataAccess: z.boolean(),
+  unregisteredPayments: z.boolean(),
+  created: z.string(),
+  updated: z.string(),
+  clientSecret: z.optional(z.string()),
+  signingSecret: z.optional(z.string()),
+});
+
 /** A replay of a client's failed callbacks: how many changes wait again. */
 export const callbackReplaySchema = z.object({ clientId: z.string(), replayed: z.number() });
 

@@ -1,0 +1,92 @@
+/**
+ * A client's settings as the management API takes them (POST /api/2/client, POST
+ * /api/2/client/{clientId}; docs/management.md "Creating and changing clients"): a JSON object
+ * with the import file's names and bounds (schemas/import.ts). Each field is optional here: a
+ * create takes defaults for what it leaves out, an update changes only what it sends. The rules
+ * that tie fields together (a default redirect URI among the redirect URIs, loopback URIs for
+ * public clients) are checked on the client as it would be (api/manage/client-settings.ts).
+ */
+import * as z from "zod/mini";
+import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/lifetimes";
+import { SIGNING_ALGORITHMS } from "../oauth/signing-algorithms";
+import { API_ENDPOINTS } from "./api-endpoints";
+import { CLIENT_FIELDS } from "./client-fields";
+import { LIMITS } from "./limits";
+
+export const GRANT_TYPES = [
+  "authorization_code",
+  "password",
+  "assertion",
+  "refresh_token",
+  "client_credentials",
+  "urn:ietf:params:oauth:grant-type:jwt-bearer",
+  "urn:ietf:params:oauth:grant-type:token-exchange",
+] as const;
+
+/** What only the operator's client sets: the rights that let a client act beyond its own users. */
+export const OPERATOR_SETTINGS = ["admin", "universalDataAccess", "unregisteredPayments"] as const;
+
+const text = (max: number = LIMITS.text) => z.string().check(z.minLength(1), z.maxLength(max));
+const uris = (max: number) => z.array(text(LIMITS.redirectUri)).check(z.maxLength(max));
+/** Each at most once. */
+const distinct = <T extends z.ZodMiniType>(item: T, max: number) =>
+  z.array(item).check(
+    z.maxLength(max),
+    z.refine((items) => new Set(items).size === items.length, "each at most once"),
+  );
+
+export const clientSettingsSchema = z.strictObject({
+  name: z.optional(text()),
+  alias: z.optional(z.string().check(z.maxLength(LIMITS.text))),
+  domain: z.optional(z.string().check(z.maxLength(LIMITS.text))),
+  /** The operator's client only; an admin client's clients are its merchant's. */
+  merchantId: z.optional(z.number().check(z.int(), z.positive())),
+  redirectUris: z.optional(uris(LIMITS.redirectUris)),
+  defaultRedirectUri: z.optional(z.nullable(text(LIMITS.redirectUri))),
+  fields: z.optional(
+    z.strictObject(
+      Object.fromEntries(
+        CLIENT_FIELDS.map((name) => [name, z.optional(z.union([z.boolean(), text(LIMITS.shortText)]))]),
+      ),
+    ),
+  ),
+  grantTypes: z.optional(distinct(z.enum(GRANT_TYPES), GRANT_TYPES.length)),
+  accessTokenLifetime: z.optional(z.number().check(z.int(), z.gte(60), z.lte(MAX_ACCESS_TOKEN_LIFETIME))),
+  autoApprove: z.optional(z.boolean()),
+  enableSso: z.optional(z.boolean()),
+  /** Set when the client is made; a client does not become public, or stop being, later. */
+  public: z.optional(z.boolean()),
+  ipAllowList: z.optional(distinct(z.union([z.ipv4(), z.ipv6()]), LIMITS.ipAllowList)),
+  /** The quota: `limit` calls per `windowSeconds`; null for the service's default. */
+  rateLimit: z.optional(
+    z.nullable(
+      z.strictObject({
+        limit: z.number().check(z.int(), z.gte(1), z.lte(10_000_000)),
+        windowSeconds: z.number().check(z.int(), z.gte(1), z.lte(86_400)),
+      }),
+    ),
+  ),
+  /** The /api/2 endpoints the client may call; null for every one. */
+  apiEndpoints: z.optional(z.nullable(distinct(z.enum(API_ENDPOINTS), API_ENDPOINTS.length))),
+  jwt: z.optional(z.boolean()),
+  resources: z.optional(
+    distinct(
+      z.string().check(z.regex(/^[a-z0-9.-]{1,253}(?::\d{1,5})?$/i, "resources are domain names")),
+      LIMITS.resources,
+    ),
+  ),
+  callbackUrl: z.optional(z.nullable(text(LIMITS.url))),
+  backchannelLogoutUri: z.optional(z.nullable(text(LIMITS.url))),
+  backchannelLogoutSessionRequired: z.optional(z.boolean()),
+  postLogoutRedirectUris: z.optional(uris(LIMITS.redirectUris)),
+  logoUri: z.optional(z.nullable(text(LIMITS.url))),
+  clientUri: z.optional(z.nullable(text(LIMITS.url))),
+  scope: z.optional(z.nullable(text())),
+  idTokenSignedResponseAlg: z.optional(z.nullable(z.enum(SIGNING_ALGORITHMS))),
+  accessTokenSignedResponseAlg: z.optional(z.nullable(z.enum(SIGNING_ALGORITHMS))),
+  admin: z.optional(z.boolean()),
+  universalDataAccess: z.optional(z.boolean()),
+  unregisteredPayments: z.optional(z.boolean()),
+});
+
+export type ClientSettings = z.infer<typeof clientSettingsSchema>;
