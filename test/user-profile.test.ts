@@ -3,7 +3,9 @@
  * docs/management.md): only the fields sent change, every refusal by role and by value, the
  * Idempotency-Key on creates, and the audit entry of each write.
  */
+import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { Browser, expectPage } from "./helpers/browser";
 import { bearer, call, container, serverToken, userToken, webClient } from "./helpers/http";
 import { mailbox } from "./helpers/mailbox";
 import { createClient, createUser } from "./helpers/seed";
@@ -215,9 +217,13 @@ describe("POST /api/2/user/{userId}", () => {
     expect(Object.keys(user.addresses)).toEqual(["delivery"]);
   });
 
-  it("never changes addresses, phone numbers or the password; refuses an empty change", async () => {
+  it("never changes phone numbers or the password; an address only by an admin; refuses an empty change", async () => {
     const userId = await profiled();
-    await expectError(await update(web, userId, { email: "new@example.org" }), 400, "Unknown parameter 'email'");
+    await expectError(
+      await update(web, userId, { email: "new@example.org", redirectUri: webClient.redirectUris[0]! }),
+      401,
+      "Your client doesn't have administration rights for this client",
+    );
     await expectError(await update(web, userId, { phoneNumber: "+4712345678" }), 400, /Unknown parameter/);
     await expectError(await update(web, userId, { password: "a new passphrase" }), 400, /Unknown parameter/);
     await expectError(await update(web, userId, {}), 400, "No field to change was sent");
@@ -241,5 +247,118 @@ describe("POST /api/2/user/{userId}", () => {
     const deleted = nextUser++;
     await createUser(deleted, { status: -3 });
     await expectError(await update(web, deleted, { displayName: "X" }), 409, /deleted/);
+  });
+});
+
+describe("changing a user's sign-in address (POST /api/2/user/{userId} with email)", { timeout: 30_000 }, () => {
+  const REDIRECT = "https://test.example/callback";
+
+  async function confirm(link: string) {
+    const browser = new Browser();
+    const page = await expectPage(await browser.get(link), 200, "Confirm sign-in");
+    return browser.submit(page, {});
+  }
+
+  async function freshUser(overrides: Record<string, unknown> = {}) {
+    const userId = nextUser++;
+    const user = await createUser(userId, { emailVerified: "2024-01-02 00:00:00", ...overrides });
+    return { userId, ...user };
+  }
+
+  it("adds the address unverified, mails it a link, and makes it the primary address (the old one gone) when used", async () => {
+    const receiver = `https://up-${crypto.randomUUID().slice(0, 8)}.receiver.test/callbacks`;
+    const told = await createClient({ callbackUrl: receiver, signingSecret: "address-change-signing-secret" });
+    const { userId, email: before } = await freshUser({ clients: [webClient.id, told.id] });
+    const box = mailbox();
+    const next = fresh();
+    const res = await update(admin, userId, { email: next, redirectUri: REDIRECT });
+    expect(res.status).toBe(200);
+    const pending = (await container(res)).data;
+    expect(pending.email).toBe(before);
+    expect(pending.emails).toEqual(
+      expect.arrayContaining([expect.objectContaining({ value: next, primary: false, verified: false })]),
+    );
+    const [entry] = await auditOf(`userId=${userId}&action=user.update`);
+    expect(entry).toMatchObject({ actor: "admin", detail: { fields: ["email"], email: "added" } });
+    expect(JSON.stringify(entry)).not.toContain(next);
+
+    const used = await confirm(await box.link(next));
+    // Confirmed, and on to the client (its consent page first: the back office asks for consent).
+    expect(used.status).toBe(303);
+    // Read as fresh as the confirmation's write (past the isolate's cached copy).
+    const bookmark = { "x-d1-bookmark": used.headers.get("x-d1-bookmark") ?? "" };
+    expect(bookmark["x-d1-bookmark"]).not.toBe("");
+    const changed = (await container(await call(`/api/2/user/${userId}`, { headers: { ...bearer(web), ...bookmark } })))
+      .data;
+    expect(changed.email).toBe(next);
+    expect(changed.emailVerified).not.toBe(false);
+    expect(changed.emails.map((e: { value: string }) => e.value)).not.toContain(before);
+    // The user's clients are told, by callback.
+    await vi.waitFor(
+      async () => {
+        const arrived = (await (await env.RECEIVER.fetch("https://receiver/")).json()) as {
+          url: string;
+          body: string;
+        }[];
+        const body = arrived.find((arrival) => arrival.url === receiver)?.body;
+        if (!body) throw new Error("no callback yet");
+        const payload = JSON.parse(atob(body.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")));
+        expect(payload.entry).toEqual([expect.objectContaining({ userId, changedFields: "email" })]);
+      },
+      { timeout: 15_000, interval: 200 },
+    );
+  });
+
+  it("makes an address the user has verified the primary one at once, with no link", async () => {
+    const other = fresh();
+    const { userId } = await freshUser({ emails: [{ value: other, verified: true }] });
+    const res = await update(admin, userId, { email: other, redirectUri: REDIRECT });
+    expect(res.status).toBe(200);
+    expect((await container(res)).data).toMatchObject({ email: other });
+  });
+
+  it("refuses an address taken by another user, a bad one, one without or with a foreign redirectUri, and changes nothing", async () => {
+    const { userId, email } = await freshUser();
+    const { email: taken } = await freshUser();
+    await expectError(
+      await update(admin, userId, { email: taken, redirectUri: REDIRECT }),
+      409,
+      "The email address is not available",
+    );
+    await expectError(
+      await update(admin, userId, { email: "not an address", redirectUri: REDIRECT }),
+      400,
+      /not an e-mail address/,
+    );
+    await expectError(
+      await update(admin, userId, { email: fresh() }),
+      400,
+      "Parameter 'redirectUri' is missing: the confirmation link leads there",
+    );
+    await expectError(
+      await update(admin, userId, { email: fresh(), redirectUri: "https://evil.example/" }),
+      400,
+      /not registered/,
+    );
+    // The primary address itself: nothing to change.
+    await expectError(
+      await update(admin, userId, { email, redirectUri: REDIRECT }),
+      400,
+      "No field to change was sent",
+    );
+    const user = (await container(await call(`/api/2/user/${userId}`, { headers: bearer(web) }))).data;
+    expect(user.emails).toHaveLength(1);
+  });
+
+  it("is an account change: not for an admin of one of the user's merchants, nor for a blocked user", async () => {
+    const fjord = await createClient({ merchantId: 20 });
+    const { userId } = await freshUser({ clients: [webClient.id, fjord.id] });
+    await expectError(
+      await update(admin, userId, { email: fresh(), redirectUri: REDIRECT }),
+      403,
+      /connected to another merchant too/,
+    );
+    const { userId: blocked } = await freshUser({ status: -2 });
+    await expectError(await update(admin, blocked, { email: fresh(), redirectUri: REDIRECT }), 409, /cannot sign in/);
   });
 });

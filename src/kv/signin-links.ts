@@ -34,6 +34,11 @@ const signInLinkSchema = z.object({
   locale: z.string(),
   /** Unix seconds. */
   expires: z.number(),
+  /**
+   * `email`: the link confirms the address as its user's new primary one (an address change made
+   * through the API), which it may while the address is the user's, unverified.
+   */
+  confirms: z.optional(z.literal("email")),
 });
 
 export type SignInLink = z.infer<typeof signInLinkSchema>;

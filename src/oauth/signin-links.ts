@@ -33,9 +33,12 @@ import {
   type AddressOwner,
   findAddressOwner,
   insertSignedInUser,
+  replacePrimaryEmail,
   newUserId,
   recordLinkSignIn,
 } from "../db/queries/users";
+import { callbackChangeRows } from "../db/queries/callbacks";
+import { wakeSchedules } from "../events/callbacks";
 import { REFUSED_USER_STATUSES } from "../db/schema";
 import type { AppEnv, Bindings } from "../env";
 import { logUnlessPlatformFault, platformFaultOf } from "../errors";
@@ -86,6 +89,8 @@ export type LinkRequest = {
    * POST /api/2/signin one made for it (linkAuthorization).
    */
   authorization: Record<string, string>;
+  /** `email`: the link confirms the address as its user's new primary one (kv/signin-links.ts). */
+  confirms?: "email";
 };
 
 /** The authorization request a link of POST /api/2/signin finishes: a code for the client, at `redirectUri`. */
@@ -122,7 +127,7 @@ export async function requestSignInLink(
   if (owner) {
     const refusal = REFUSED_USER_STATUSES[owner.user.status];
     if (refusal) return { outcome: refusal === "blocked" ? "blocked" : "refused" };
-    if (!mayProveAccount(owner)) return { outcome: "unverified" };
+    if (!mayProveAccount(owner) && request.confirms !== "email") return { outcome: "unverified" };
   }
   const subject = linkSubject(owner?.user.id, request.email);
   const expires = now + SIGNIN_LINK_LIFETIME_SECONDS;
@@ -139,6 +144,7 @@ export async function requestSignInLink(
     locale: request.locale,
     expires,
     authorization: request.authorization,
+    ...(request.confirms && { confirms: request.confirms }),
   });
   const created = nowInSeconds();
   try {
@@ -240,7 +246,8 @@ export async function useSignInLink(c: Context<AppEnv>, token: string, claim: st
   const { link, tokenHash, parties } = standing;
   const db = c.get("db")();
   if (!(await claimSigninRequest(db, link.subject, tokenHash, claim, now))) return { outcome: "spent" };
-  const userId = await signInUser(db, link.email, parties.owner, now);
+  const { userId, told } = await signInUser(db, link, parties.owner, now);
+  wakeSchedules(c, told);
   const done = () =>
     withdrawSigninRequest(db, link.subject, claim).then(
       () => undefined,
@@ -288,31 +295,51 @@ function maySignIn(
   const subject = linkSubject(owner?.user.id, link.email);
   const madeByThisLink = claimedHere && link.subject === linkSubject(undefined, link.email);
   if (subject !== link.subject && !madeByThisLink) return false;
+  if (link.confirms === "email") return owner !== undefined && !REFUSED_USER_STATUSES[owner.user.status];
   return !owner || (!REFUSED_USER_STATUSES[owner.user.status] && mayProveAccount(owner));
 }
 
 /**
  * Signs the address's user in (the address verified, earlier mails to it given to the user), or
- * makes one of an address without. Safe to repeat for one link: a use tried again after a fault,
- * or a double click's second request, finds the user the first one made.
+ * makes one of an address without. A link that confirms an address change also makes it the
+ * user's primary address, and tells the user's clients (callbacks). Safe to repeat for one link: a
+ * use tried again after a fault, or a double click's second request, finds the user the first one
+ * made.
  */
-async function signInUser(db: Database, email: string, owner: AddressOwner | undefined, now: number) {
+async function signInUser(
+  db: Database,
+  link: SignInLink,
+  owner: AddressOwner | undefined,
+  now: number,
+): Promise<{ userId: number; told: { clientId: string }[] }> {
+  const { email } = link;
   if (owner) {
-    await db.batch([...recordLinkSignIn(db, owner.user.id, email, now), claimUnownedMails(db, owner.user.id, email)]);
-    return owner.user.id;
+    const userId = owner.user.id;
+    if (link.confirms === "email" && !owner.primary) {
+      // Primary first: the sign-in's record then marks the primary address verified.
+      const [told] = await db.batch([
+        callbackChangeRows(db, { userId, changedFields: ["email"] }, now),
+        ...replacePrimaryEmail(db, userId, email, now),
+        ...recordLinkSignIn(db, userId, email, now),
+        claimUnownedMails(db, userId, email),
+      ]);
+      return { userId, told };
+    }
+    await db.batch([...recordLinkSignIn(db, userId, email, now), claimUnownedMails(db, userId, email)]);
+    return { userId, told: [] };
   }
   const uuid = crypto.randomUUID();
   const [user, address] = insertSignedInUser(db, { uuid, email, now });
   try {
     const [[inserted]] = await db.batch([user, address, claimUnownedMails(db, newUserId(uuid), email)]);
-    return inserted!.id;
+    return { userId: inserted!.id, told: [] };
   } catch (err) {
     // Landed with its answer lost, or refused by the address's unique index as another request of
     // this use made the user first: either way the user is there now. Anything else is thrown.
     if (!platformFaultOf(err) && !violatesUnique(err, "user_emails.value")) throw err;
     const made = await findAddressOwner(db, email);
     if (!made) throw err;
-    return made.user.id;
+    return { userId: made.user.id, told: [] };
   }
 }
 

@@ -355,6 +355,13 @@ type SignInMail = {
 };
 
 /** The sign-in link's mail, in the locale of the page or request that asked for it. */
+/** What a link that confirms a new sign-in address says above the link (its mail's `context`). */
+export const ADDRESS_CHANGE_CONTEXT: Record<Locale, string> = {
+  en_US: "This address was given as your new sign-in address. Opening the link confirms it.",
+  nb_NO: "Denne adressen ble oppgitt som din nye innloggingsadresse. Å åpne lenken bekrefter den.",
+  sv_SE: "Den här adressen angavs som din nya inloggningsadress. Att öppna länken bekräftar den.",
+};
+
 export const SIGNIN_MAIL: Record<Locale, SignInMail> = {
   en_US: {
     subject: (client) => `Your sign-in link for ${client}`,

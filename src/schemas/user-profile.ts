@@ -72,8 +72,13 @@ export function profileFieldsOf(form: ProfileFields): ProfileFields {
   return fieldsOf(userProfileFields, form);
 }
 
-/** POST /api/2/user/{userId}: the fields sent, and nothing else. */
-export const userUpdateSchema = z.strictObject({ ...userProfileFields, ...reservedFields });
+/** POST /api/2/user/{userId}: the fields sent, and a new sign-in address with where its confirmation link leads. */
+export const userUpdateSchema = z.strictObject({
+  ...userProfileFields,
+  email: z.optional(z.string().check(z.maxLength(LIMITS.email))),
+  redirectUri: z.optional(z.string().check(z.maxLength(LIMITS.redirectUri))),
+  ...reservedFields,
+});
 
 /** POST /api/2/user: the e-mail address, the profile, and where the confirmation link leads. */
 export const userCreateSchema = z.strictObject({

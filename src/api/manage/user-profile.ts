@@ -6,12 +6,20 @@
 import { type Context, Hono } from "hono";
 import { readUserProfile } from "../../db/cached-reads";
 import { violatesUnique } from "../../db/constraints";
-import { findClient } from "../../db/queries/clients";
+import { type ClientRecord, findClient } from "../../db/queries/clients";
 import { changedFields, insertUser, updateUserProfile } from "../../db/queries/user-profile";
-import { findAddressOwner, findUserIdByUuid, newUserId } from "../../db/queries/users";
+import {
+  addUnverifiedEmail,
+  findAddressOwner,
+  findUserIdByUuid,
+  replacePrimaryEmail,
+  newUserId,
+  type UserProfile,
+} from "../../db/queries/users";
+import { REFUSED_USER_STATUSES } from "../../db/schema";
 import type { AppEnv } from "../../env";
-import { ApiError } from "../../errors";
-import { auditEntry } from "../../events/audit";
+import { ApiError, TryAgainLater } from "../../errors";
+import { type Actor, auditEntry } from "../../events/audit";
 import { callbackRows, wakeSchedules } from "../../events/callbacks";
 import { describeRoute, respond } from "../../http/container";
 import { nowInSeconds } from "../../http/datetime";
@@ -27,12 +35,13 @@ import { requireToken } from "../../middleware/auth";
 import { isRegisteredRedirectUri } from "../../oauth/redirect-uri";
 import { linkAuthorization, requestSignInLink } from "../../oauth/signin-links";
 import { pageLocale } from "../../pages/locale";
+import { ADDRESS_CHANGE_CONTEXT } from "../../pages/messages";
 import { canonicalEmailAddress } from "../../schemas/email-address";
 import { userSchema } from "../../schemas/responses/user";
 import { profileFieldsOf, userCreateSchema, userUpdateSchema } from "../../schemas/user-profile";
 import { USER_STATUS } from "../../schemas/value-sets";
 import { userView } from "../views/user";
-import { callerAuthority, managedUser } from "./authority";
+import { callerAuthority, managedUser, requireAccountAuthority } from "./authority";
 
 const PROFILE_FIELDS =
   "`displayName`, `preferredUsername`, `url`, `photo`, `gender`, `birthday` (YYYY-MM-DD), `locale`, `utcOffset` (+01:00), `name` (JSON: givenName, familyName, formatted) and `addresses` (JSON: type → address, null removes the type)";
@@ -45,6 +54,79 @@ async function respondWithUser(c: Context<AppEnv>, user: number | { uuid: string
   const profile = userId === undefined ? undefined : await readUserProfile(c.get("db"), userId, true);
   if (!profile) throw new ApiError(404, "invalid_request", "User not found");
   return respond(c, { object: "User", data: userView(profile) }, status);
+}
+
+/**
+ * An address change (docs/management.md "Changing an address"): `proved` when the address is the
+ * user's and verified already (it becomes primary at once); `added` for a new address; `pending`
+ * for one of the user's still unverified (its link is sent again). Null when it is the primary.
+ */
+type AddressChange = { kind: "proved" | "added" | "pending"; email: string; client: ClientRecord; redirectUri: string };
+
+async function addressChangeOf(
+  c: Context<AppEnv>,
+  authority: Actor,
+  profile: UserProfile,
+  form: { email?: string | undefined; redirectUri?: string | undefined },
+): Promise<AddressChange | null> {
+  requireAccountAuthority(authority, profile);
+  const email = canonicalEmailAddress(form.email ?? "");
+  if (email === null) throw new ApiError(400, "invalid_request", "Parameter 'email' is not an e-mail address");
+  if (email === profile.user.email) return null;
+  if (REFUSED_USER_STATUSES[profile.user.status]) {
+    throw new ApiError(409, "invalid_request", "The user cannot sign in: no address of theirs is confirmed");
+  }
+  if (form.redirectUri === undefined) {
+    throw new ApiError(400, "invalid_request", "Parameter 'redirectUri' is missing: the confirmation link leads there");
+  }
+  const db = c.get("db")();
+  const [client, owner] = await Promise.all([findClient(db, authority.clientId), findAddressOwner(db, email)]);
+  if (!client || !isRegisteredRedirectUri(client.redirectUris, form.redirectUri, client.publicClient)) {
+    throw new ApiError(
+      400,
+      "redirect_uri_mismatch",
+      "Parameter 'redirectUri' is not registered for the calling client",
+    );
+  }
+  if (owner && owner.user.id !== profile.user.id) throw notAvailable();
+  const kind = owner === undefined ? "added" : owner.verified ? "proved" : "pending";
+  return { kind, email, client, redirectUri: form.redirectUri };
+}
+
+/**
+ * Mails the link that confirms the new address; a change whose link could not go out answers so,
+ * and sending the change again sends it (the address waits, unverified, meanwhile).
+ */
+async function mailConfirmation(c: Context<AppEnv>, profile: UserProfile, change: AddressChange, now: number) {
+  const locale = pageLocale(profile.user.locale ?? "en_US", undefined);
+  const sent = await requestSignInLink(
+    c.env,
+    c.get("db")(),
+    {
+      client: change.client,
+      email: change.email,
+      redirectUri: change.redirectUri,
+      remember: true,
+      context: ADDRESS_CHANGE_CONTEXT[locale],
+      locale,
+      authorization: linkAuthorization(change.client.id, change.redirectUri),
+      confirms: "email",
+    },
+    now,
+    c.executionCtx,
+  );
+  if (sent.outcome === "sent") return;
+  if (sent.outcome === "too_soon") {
+    throw new ApiError(
+      409,
+      "invalid_request",
+      "The address waits for its confirmation, but the link was not sent: the user was sent a link less than a minute ago; send the change again in a minute",
+    );
+  }
+  throw new TryAgainLater(
+    "The address waits for its confirmation, but the link was not sent; send the change again",
+    "retryAfter" in sent ? sent.retryAfter : 5,
+  );
 }
 
 export const userProfileRoutes = new Hono<AppEnv>()
@@ -135,7 +217,7 @@ export const userProfileRoutes = new Hono<AppEnv>()
     describeRoute({
       name: "Change a user's profile",
       controller: "api/manage/user-profile#update",
-      description: `SPiD's update: only the fields sent change (${PROFILE_FIELDS}); an empty value clears a text field. E-mail addresses, phone numbers and the password are the user's own to change, not the API's (400). A client changes the users connected to it; an admin client its merchant's; the operator's client any. A deleted user is a 409.`,
+      description: `SPiD's update: only the fields sent change (${PROFILE_FIELDS}); an empty value clears a text field. \`email\` with \`redirectUri\` (registered for the calling client) changes the user's sign-in address: the new address is added unverified and mailed a link that confirms it, and becomes the primary address when used (at once when it is already the user's, verified); only the operator's client, or an admin client of the one merchant the user is connected to, changes an address. Phone numbers and the password are the user's own to change (400). A client changes the users connected to it; an admin client its merchant's; the operator's client any. A deleted user is a 409.`,
       success: { data: userSchema },
     }),
     requireToken("user/update", "server"),
@@ -152,18 +234,40 @@ export const userProfileRoutes = new Hono<AppEnv>()
       if (profile.user.status === USER_STATUS.deleted) {
         throw new ApiError(409, "invalid_request", "The user is deleted: a deleted account's profile does not change");
       }
-      const fields = profileFieldsOf(c.req.valid("form"));
+      const form = c.req.valid("form");
+      const fields = profileFieldsOf(form);
+      const addressChange = form.email === undefined ? null : await addressChangeOf(c, authority, profile, form);
       const changed = changedFields(fields);
-      if (changed.length === 0) throw new ApiError(400, "invalid_request", "No field to change was sent");
+      // Told to the clients now: the profile's fields, and an address already proved; a new one
+      // when its link is used (oauth/signin-links.ts).
+      const told = [...changed, ...(addressChange?.kind === "proved" ? ["email"] : [])];
+      if (told.length === 0 && addressChange === null) {
+        throw new ApiError(400, "invalid_request", "No field to change was sent");
+      }
       const now = nowInSeconds();
       const db = c.get("db")();
       const userId = profile.user.id;
-      const [told] = await db.batch([
-        callbackRows(c, { userId, changedFields: changed }, now),
-        auditEntry(c, authority, { action: "user.update", userId, detail: { fields: changed } }, now),
+      const [toldClients] = await db.batch([
+        callbackRows(c, { userId, changedFields: told }, now),
+        auditEntry(
+          c,
+          authority,
+          {
+            action: "user.update",
+            userId,
+            detail: {
+              fields: addressChange ? [...changed, "email"] : changed,
+              ...(addressChange && { email: addressChange.kind }),
+            },
+          },
+          now,
+        ),
         ...updateUserProfile(db, userId, fields, now),
+        ...(addressChange?.kind === "proved" ? replacePrimaryEmail(db, userId, addressChange.email, now, true) : []),
+        ...(addressChange?.kind === "added" ? [addUnverifiedEmail(db, userId, addressChange.email)] : []),
       ]);
-      wakeSchedules(c, told);
+      wakeSchedules(c, toldClients);
+      if (addressChange && addressChange.kind !== "proved") await mailConfirmation(c, profile, addressChange, now);
       return respondWithUser(c, userId);
     },
   );

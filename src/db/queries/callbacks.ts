@@ -46,6 +46,8 @@ export function callbackChangeRows(db: Database, change: CallbackChange, now: nu
             isNull(clients.disabled),
             inClientScope(db, userClients.clientId, scope),
             change.onlyIf,
+            // A change of nothing tells no one.
+            change.changedFields.length === 0 ? sql`0` : undefined,
           ),
         ),
     )

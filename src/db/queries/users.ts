@@ -132,6 +132,32 @@ export function newUserId(uuid: string) {
   return sql<number>`(SELECT ${users.id} FROM ${users} WHERE ${users.uuid} = ${uuid})`;
 }
 
+/** A new address of the user's, neither primary nor verified until its confirmation link is used. */
+export function addUnverifiedEmail(db: Database, userId: number, email: string) {
+  return db.insert(userEmails).values({ userId, value: email, primary: false, verified: false });
+}
+
+/**
+ * The address replaces the user's primary one, which is removed (a changed address no longer signs
+ * in); the user's other addresses stay. For the batch that verifies it, or with `verified` for an
+ * address the user proved before.
+ */
+export function replacePrimaryEmail(db: Database, userId: number, email: string, now: number, verified = false) {
+  return [
+    db
+      .delete(userEmails)
+      .where(and(eq(userEmails.userId, userId), eq(userEmails.primary, true), sql`${userEmails.value} <> ${email}`)),
+    db
+      .update(userEmails)
+      .set({ primary: true })
+      .where(and(eq(userEmails.userId, userId), eq(userEmails.value, email))),
+    db
+      .update(users)
+      .set({ email, updated: now, ...(verified && { emailVerified: now }) })
+      .where(eq(users.id, userId)),
+  ] as const;
+}
+
 /** A link to the address proved it: the address is verified, and the sign-in recorded. */
 export function recordLinkSignIn(db: Database, userId: number, email: string, now: number) {
   return [
