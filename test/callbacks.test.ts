@@ -189,7 +189,9 @@ describe("callbacks to clients", { timeout: 60_000 }, () => {
     ]);
     expect(await waiting(disabled.id)).toEqual([]);
     expect(await arrivedAt(disabled.callbackUrl)).toEqual([]);
-    expect(await arrivedAt(stranger.callbackUrl)).toEqual([]);
+    // A client without a callback URL has no rows; one the user is not connected to is not told.
+    expect(await waiting(silent.id)).toEqual([]);
+    expect(await waiting(stranger.id)).toEqual([]);
   });
 
   it("tells the merchant's clients of a product access granted or revoked, and not of a grant that changed nothing", async () => {
@@ -211,7 +213,9 @@ describe("callbacks to clients", { timeout: 60_000 }, () => {
         },
       ],
     });
-    const userId = await userOf(shop.id);
+    // Connected to another merchant's client too, which is not told of this merchant's products.
+    const elsewhere = await callbackClient("/callbacks", { merchantId: 20 });
+    const userId = await userOf(shop.id, elsewhere.id);
     const token = await serverToken(shop);
     const grant = () => call(`/api/2/user/${userId}/product/${productId}`, { method: "POST", headers: bearer(token) });
     expect((await grant()).status).toBe(200);
@@ -230,6 +234,8 @@ describe("callbacks to clients", { timeout: 60_000 }, () => {
     expect((await revoke()).status).toBe(200);
     expect(await waiting(shop.id)).toHaveLength(1);
     await arrivals(shop.callbackUrl, 2);
+    expect(await waiting(elsewhere.id)).toEqual([]);
+    expect(await arrivedAt(elsewhere.callbackUrl)).toEqual([]);
   });
 
   it("retries a receiver that answered 500 five minutes later, as the same request with what waits by then", async () => {
@@ -239,10 +245,16 @@ describe("callbacks to clients", { timeout: 60_000 }, () => {
     const [failed] = await arrivals(client.callbackUrl, 1);
     expect(await waiting(client.id)).toHaveLength(1);
     const limiter = rateLimiterFor(env, client.id);
-    const alarm = await runInDurableObject(limiter, (_, state) => state.storage.getAlarm());
-    // The retry is armed five minutes after the try (the alarm may wake earlier for its cleanup).
-    expect(alarm).not.toBeNull();
-    expect(alarm! - Date.now()).toBeLessThanOrEqual(CALLBACK_RETRY_DELAYS_SECONDS[0] * 1000);
+    const schedule = await runInDurableObject(limiter, async (_, state) => ({
+      alarm: await state.storage.getAlarm(),
+      callbacks: state.storage.kv.get<{ due: number; attempt: number }>("callbacks"),
+    }));
+    // The retry is armed five minutes after the try, as the second try.
+    const fiveMinutes = CALLBACK_RETRY_DELAYS_SECONDS[0] * 1000;
+    expect(schedule.callbacks!.attempt).toBe(1);
+    expect(schedule.callbacks!.due - Date.now()).toBeGreaterThan(fiveMinutes - 10_000);
+    expect(schedule.callbacks!.due - Date.now()).toBeLessThanOrEqual(fiveMinutes);
+    expect(schedule.alarm).toBeLessThanOrEqual(schedule.callbacks!.due);
     // Not before it is due.
     expect(await runDurableObjectAlarm(limiter)).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -274,7 +286,11 @@ describe("callbacks to clients", { timeout: 60_000 }, () => {
       await call(`/api/2/audit?action=callback.failed&clientId=${client.id}`, { headers: bearer(operatorToken) }),
     );
     expect(Object.values(trail.data as object)).toEqual([
-      expect.objectContaining({ actor: "service", action: "callback.failed", detail: { changes: 1, attempts: 6 } }),
+      expect.objectContaining({
+        actor: "service",
+        action: "callback.failed",
+        detail: { changes: 1, attempts: 6, reason: "refused" },
+      }),
     ]);
     // The admin replays them: they go with the next callback, and are delivered.
     const replay = await call(`/api/2/client/${client.id}/callbacks/replay`, {
@@ -332,7 +348,22 @@ describe("callbacks to clients", { timeout: 60_000 }, () => {
     ]);
   });
 
-  it("acknowledges a message that is no delivery, and settles a delivery for a client with nothing waiting", async () => {
+  it("keeps the changes of a client with no signing secret as failed, in the audit trail with why", async () => {
+    const client = await callbackClient("/callbacks", { signingSecret: undefined });
+    const userId = await userOf(client.id);
+    await setStatus(adminToken, userId, "inactive");
+    const [row] = await settledRows(client.id, (rows) => rows.length > 0 && rows.every((row) => row.failed !== null));
+    expect(row).toMatchObject({ userId, changedFields: "status" });
+    expect(await arrivedAt(client.callbackUrl)).toEqual([]);
+    const trail = await container(
+      await call(`/api/2/audit?action=callback.failed&clientId=${client.id}`, { headers: bearer(operatorToken) }),
+    );
+    expect(Object.values(trail.data as object)).toEqual([
+      expect.objectContaining({ detail: { changes: 1, attempts: 1, reason: "no_signing_secret" } }),
+    ]);
+  });
+
+  it("acknowledges a message that is no delivery, and makes no request for a client with nothing waiting", async () => {
     const client = await callbackClient();
     const outcome = await consumeBatch("account-commerce-callbacks-local", [
       { nonsense: true },

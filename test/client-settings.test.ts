@@ -171,13 +171,70 @@ describe("POST /api/2/client", () => {
       403,
       /no larger a quota/,
     );
+    const from = { "CF-Connecting-IP": "127.0.0.1" };
     const limited = await createClient({ admin: true, apiEndpoints: ["clients", "client/create"] });
     const limitedToken = await serverToken(limited);
     await expectError(await create(limitedToken, { ...SHOP, apiEndpoints: ["users"] }), 403, /no more endpoints/);
-    await expectError(await create(limitedToken, SHOP), 403, /no more endpoints/);
+    // Made without endpoint grants, a client takes the admin's own.
+    expect(await made(await create(limitedToken, SHOP))).toMatchObject({ apiEndpoints: ["clients", "client/create"] });
     expect((await create(limitedToken, { ...SHOP, apiEndpoints: ["clients"] })).status).toBe(201);
     const plain = await serverToken(await createClient());
     await expectError(await create(plain, SHOP), 401, "Your client doesn't have administration rights for this client");
+  });
+
+  it("gives no grant that acts for users without them, no consent bypass and no token audiences: the operator's", async () => {
+    for (const grant of [
+      "password",
+      "urn:ietf:params:oauth:grant-type:jwt-bearer",
+      "urn:ietf:params:oauth:grant-type:token-exchange",
+      "assertion",
+    ]) {
+      await expectError(await create(admin, { ...SHOP, grantTypes: [grant] }), 403, new RegExp(`grant type ${grant}`));
+    }
+    await expectError(await create(admin, { ...SHOP, autoApprove: true }), 403, /\(autoApprove\)/);
+    await expectError(await create(admin, { ...SHOP, jwt: true }), 403, /\(jwt\)/);
+    await expectError(await create(admin, { ...SHOP, resources: ["api.other.example"] }), 403, /\(resources\)/);
+    const client = await made(await create(admin, SHOP));
+    await expectError(await update(admin, client.clientId, { grantTypes: ["password"] }), 403, /grant type password/);
+    await expectError(
+      await update(admin, adminId, { grantTypes: ["client_credentials"] }),
+      403,
+      /does not change its own grantTypes/,
+    );
+    const byOperator = await made(await create(operator, { ...SHOP, grantTypes: ["password"], autoApprove: true }));
+    expect(byOperator).toMatchObject({ grantTypes: ["password"], autoApprove: true });
+  });
+
+  it("makes the clients of a limited admin no less limited: its quota and allow-list unless narrower ones are sent", async () => {
+    const from = { "CF-Connecting-IP": "127.0.0.1" };
+    const limited = await createClient({
+      admin: true,
+      rateLimit: { limit: 100, windowSeconds: 3600 },
+      ipWhitelist: ["127.0.0.1", "::1"],
+    });
+    const token = await serverToken(limited, {}, from);
+    const inherited = await made(await create(token, SHOP, from));
+    expect(inherited).toMatchObject({
+      rateLimit: { limit: 100, windowSeconds: 3600 },
+      ipAllowList: ["127.0.0.1", "::1"],
+    });
+    await expectError(await create(token, { ...SHOP, rateLimit: null }, from), 403, /no larger a quota/);
+    await expectError(
+      await create(token, { ...SHOP, rateLimit: { limit: 100, windowSeconds: 60 } }, from),
+      403,
+      /no larger a quota/,
+    );
+    await expectError(await create(token, { ...SHOP, ipAllowList: [] }, from), 403, /ipAllowList/);
+    await expectError(await create(token, { ...SHOP, ipAllowList: ["10.0.0.1"] }, from), 403, /ipAllowList/);
+    expect(
+      (
+        await create(
+          token,
+          { ...SHOP, ipAllowList: ["127.0.0.1"], rateLimit: { limit: 10, windowSeconds: 3600 } },
+          from,
+        )
+      ).status,
+    ).toBe(201);
   });
 
   it("lets the operator make a client of any merchant, with rights", async () => {
@@ -189,7 +246,7 @@ describe("POST /api/2/client", () => {
 
 describe("POST /api/2/client/{clientId}", () => {
   it("changes only the settings sent, and the new redirect URI is taken at once", async () => {
-    const client = await made(await create(admin, { ...SHOP, autoApprove: true }));
+    const client = await made(await create(operator, { ...SHOP, merchantId: 10, autoApprove: true }));
     const next = "https://shop.example/next";
     const res = await update(admin, client.clientId, { redirectUris: [...SHOP.redirectUris, next], alias: "shop" });
     expect(res.status).toBe(200);
@@ -263,7 +320,8 @@ describe("POST /api/2/client/{clientId}", () => {
     const fjord = await createClient({ merchantId: 20 });
     await expectError(await update(admin, fjord.id, { alias: "mine" }), 404, "Client ID mismatch");
     expect((await update(operator, otherAdmin.id, { admin: false })).status).toBe(200);
-    // The client still authenticates as it did.
+    // A client whose settings changed still authenticates as it did.
+    expect((await update(admin, client.clientId, { name: "Renamed" })).status).toBe(200);
     const res = await postForm(
       "/oauth/token",
       { grant_type: "client_credentials" },

@@ -9,10 +9,13 @@
  * its one alarm (rate-limiter.ts).
  */
 import type { Bindings } from "../env";
+import { loggable } from "../errors";
 
 /** How long each retry waits after the try before it: SPiD's 5 min, 15 min, 1 h, 12 h and 12 h. */
 export const CALLBACK_RETRY_DELAYS_SECONDS = [300, 900, 3_600, 43_200, 43_200] as const;
 const DEFAULT_BATCH_SECONDS = 300;
+/** A delivery the queue did not take is queued again this much later. */
+const SEND_RETRY_MS = 60_000;
 const STATE_KEY = "callbacks";
 
 type State = {
@@ -65,17 +68,26 @@ export class CallbackSchedule {
   }
 
   /**
-   * The alarm: queues the delivery that is due, arming its retry. Answers when the schedule next
-   * needs the alarm (null: it does not).
+   * The alarm: queues the delivery that is due, its retry armed first (so a settlement that comes
+   * while the message is being sent finds the try it settles). A send that fails is tried again a
+   * minute later, keeping the try it was. Answers when the schedule next needs the alarm (null: it
+   * does not).
    */
   async wake(now: number): Promise<number | null> {
     const state = this.state();
     if (!state || state.due === null) return null;
     if (state.due > now) return state.due;
-    await this.env.CALLBACKS.send({ clientId: state.clientId, attempt: state.attempt });
     const retries = CALLBACK_RETRY_DELAYS_SECONDS;
     const due = now + retries[Math.min(state.attempt, retries.length - 1)]! * 1000;
     this.storage.kv.put(STATE_KEY, { ...state, due, attempt: state.attempt + 1, changedSince: false });
-    return due;
+    try {
+      await this.env.CALLBACKS.send({ clientId: state.clientId, attempt: state.attempt });
+      return due;
+    } catch (error) {
+      console.warn(`callbacks of client ${state.clientId} not queued, trying again in a minute: ${loggable(error)}`);
+      const again = now + SEND_RETRY_MS;
+      this.storage.kv.put(STATE_KEY, { ...state, due: again });
+      return again;
+    }
   }
 }

@@ -28,9 +28,14 @@ export function wakeSchedules(c: Context<AppEnv>, told: readonly { clientId: str
   );
 }
 
-/** Wakes each client's schedule once. */
+/**
+ * Wakes each client's schedule once; one that fails does not keep the others from waking (its
+ * changes wait for the retention job's next run). Throws the first failure, once all are tried.
+ */
 export async function wakeClients(env: Bindings, clientIds: readonly string[]): Promise<void> {
-  await Promise.all(
+  const outcomes = await Promise.allSettled(
     [...new Set(clientIds)].map((clientId) => rateLimiterFor(env, clientId).callbacksChanged(clientId)),
   );
+  const failed = outcomes.find((outcome) => outcome.status === "rejected");
+  if (failed) throw failed.reason;
 }

@@ -11,6 +11,7 @@ import type { Database } from "../db/client";
 import { findIdempotencyKey, recordIdempotencyKey } from "../db/queries/idempotency";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
+import { isJson } from "./media-type";
 import type { Parameter } from "./openapi";
 import { RESERVED_PARAMETERS } from "./reserved-parameters";
 
@@ -42,12 +43,17 @@ export async function idempotencyOf(c: Context<AppEnv>, clientId: string): Promi
 }
 
 /**
- * Method, path and form body, without the call's own parameters (a retry may carry a fresh
- * access token in the body).
+ * Method, path and body: a form without the call's own parameters (a retry may carry a fresh
+ * access token in the body), a JSON body as sent.
  */
 async function requestFingerprint(c: Context<AppEnv>): Promise<string> {
-  const body = new URLSearchParams(await c.req.text());
-  for (const name of RESERVED_PARAMETERS) body.delete(name);
+  const sent = await c.req.text();
+  let body = sent;
+  if (!isJson(c.req.header("Content-Type"))) {
+    const form = new URLSearchParams(sent);
+    for (const name of RESERVED_PARAMETERS) form.delete(name);
+    body = form.toString();
+  }
   const text = `${c.req.method} ${c.req.path}\n${body}`;
   return base64url.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
 }

@@ -15,6 +15,7 @@ import {
 } from "../db/queries/retention";
 import { batchWindowMs } from "../durable-objects/callback-schedule";
 import type { Bindings } from "../env";
+import { logUnlessPlatformFault } from "../errors";
 import { wakeClients } from "../events/callbacks";
 import { IDEMPOTENCY_KEY_SECONDS } from "../http/idempotency";
 
@@ -82,9 +83,14 @@ export async function purgeExpired(env: Bindings, now: number): Promise<Purged> 
 async function wakeOverdueCallbacks(env: Bindings, db: Database, now: number) {
   const before = now - (2 * batchWindowMs(env)) / 1000;
   const overdue = await clientsWithOverdueChanges(db, before, MAX_WOKEN_CLIENTS);
-  await wakeClients(
-    env,
-    overdue.map(({ clientId }) => clientId),
-  );
+  try {
+    await wakeClients(
+      env,
+      overdue.map(({ clientId }) => clientId),
+    );
+  } catch (error) {
+    // The purge is done; the schedules not woken are tried again in an hour.
+    logUnlessPlatformFault("retention: a callback schedule not woken", error);
+  }
   return overdue.length;
 }

@@ -8,7 +8,7 @@
  * that refuses, leaves the changes waiting for the next try.
  */
 import * as z from "zod/mini";
-import { openDatabase } from "../db/client";
+import { type Database, openDatabase } from "../db/client";
 import { insertAuditEvent } from "../db/queries/audit";
 import {
   changesWaiting,
@@ -64,16 +64,33 @@ async function deliver(env: Bindings, { clientId, attempt }: CallbackDelivery): 
   ]);
   const now = nowInSeconds();
   const sealed = client && signingSecretsAt(client, now).signsWith;
-  if (changes.length === 0 || !client?.callbackUrl || client.disabled !== null || !sealed) {
-    // Nothing to send, or nowhere to send it: the changes are kept as failed, for a replay.
-    if (changes.length > 0) {
-      console.warn(`callbacks of client ${clientId} not sent: no callback URL or signing secret`);
-      await failedChanges(db, clientId, changes.at(-1)!.id, now).run();
-    }
-    return settle(false);
-  }
+  if (changes.length === 0) return settle(false);
   const sent = changes.slice(0, MAX_CALLBACK_CHANGES);
   const lastId = sent.at(-1)!.id;
+  // A client deleted since: nobody to tell.
+  if (!client) return void (await deliveredChanges(db, clientId, lastId).run());
+  const unsendable = !client.callbackUrl
+    ? "no_callback_url"
+    : client.disabled !== null
+      ? "disabled"
+      : !sealed
+        ? "no_signing_secret"
+        : null;
+  if (unsendable !== null || !client.callbackUrl || !sealed) {
+    // Nowhere to send them, or nothing to sign them with: kept as failed, for a replay once fixed.
+    console.warn(`callbacks of client ${clientId} not sent: ${unsendable}`);
+    await db.batch([
+      failedChanges(db, clientId, lastId, now),
+      failureEntry(
+        db,
+        client.merchantId,
+        clientId,
+        { changes: sent.length, attempts: attempt + 1, reason: unsendable },
+        now,
+      ),
+    ]);
+    return settle(false);
+  }
   const body = await signedBody(await openSecret(env.DATA_PROTECTION_KEY, sealed), entriesOf(sent));
   if (await post(client.callbackUrl, body, clientId)) {
     const [, more] = await db.batch([deliveredChanges(db, clientId, lastId), changesWaiting(db, clientId)]);
@@ -84,16 +101,26 @@ async function deliver(env: Bindings, { clientId, attempt }: CallbackDelivery): 
   const [, more] = await db.batch([
     failedChanges(db, clientId, lastId, now),
     changesWaiting(db, clientId),
-    insertAuditEvent(db, {
-      at: now,
-      merchantId: client.merchantId,
+    failureEntry(
+      db,
+      client.merchantId,
       clientId,
-      actor: "service",
-      action: "callback.failed",
-      detail: { changes: sent.length, attempts: attempt + 1 },
-    }),
+      { changes: sent.length, attempts: attempt + 1, reason: "refused" },
+      now,
+    ),
   ]);
   await settle(more.length > 0);
+}
+
+/** The audit entry of changes kept as failed: in the client's merchant's trail, by the service. */
+function failureEntry(
+  db: Database,
+  merchantId: number,
+  clientId: string,
+  detail: Record<string, unknown>,
+  now: number,
+) {
+  return insertAuditEvent(db, { at: now, merchantId, clientId, actor: "service", action: "callback.failed", detail });
 }
 
 /** One entry per user: the fields changed since the last delivery, and when the last change was. */

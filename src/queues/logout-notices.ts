@@ -15,6 +15,7 @@ import { insertAuditEvent } from "../db/queries/audit";
 import { findClientRecord } from "../db/queries/clients";
 import { findBackchannelClients } from "../db/queries/refresh-tokens";
 import type { Bindings } from "../env";
+import { loggable } from "../errors";
 import { nowInSeconds } from "../http/datetime";
 import { signToken } from "../oauth/tokens";
 import { type LogoutNotice, logoutNoticeSchema } from "../schemas/logout-notice";
@@ -102,17 +103,21 @@ async function deliver(env: Bindings, notice: LogoutNotice): Promise<boolean> {
   }
 }
 
-/** The last try failed: the client's merchant's trail says so (a fault here leaves the queue to retry). */
+/** The last try failed: the client's merchant's trail says so (a fault here is logged: the notice has no tries left). */
 async function recordFailure(env: Bindings, notice: LogoutNotice, attempts: number): Promise<void> {
-  const db = openDatabase(env.DB);
-  const client = await findClientRecord(db, notice.clientId);
-  if (!client) return;
-  await insertAuditEvent(db, {
-    at: nowInSeconds(),
-    merchantId: client.merchantId,
-    clientId: notice.clientId,
-    actor: "service",
-    action: "backchannel-logout.failed",
-    detail: { attempts, session: notice.sid !== undefined },
-  }).run();
+  try {
+    const db = openDatabase(env.DB);
+    const client = await findClientRecord(db, notice.clientId);
+    if (!client) return;
+    await insertAuditEvent(db, {
+      at: nowInSeconds(),
+      merchantId: client.merchantId,
+      clientId: notice.clientId,
+      actor: "service",
+      action: "backchannel-logout.failed",
+      detail: { attempts, session: notice.sid !== undefined },
+    }).run();
+  } catch (error) {
+    console.warn(`logout notice to client ${notice.clientId} failed every retry, not recorded: ${loggable(error)}`);
+  }
 }

@@ -23,8 +23,25 @@ export const GRANT_TYPES = [
   "urn:ietf:params:oauth:grant-type:token-exchange",
 ] as const;
 
-/** What only the operator's client sets: the rights that let a client act beyond its own users. */
-export const OPERATOR_SETTINGS = ["admin", "universalDataAccess", "unregisteredPayments"] as const;
+/**
+ * What only the operator's client sets: the rights that let a client act beyond its own users or
+ * its merchant (`admin`, `universalDataAccess`, `unregisteredPayments`; `jwt` and `resources`, for
+ * tokens other services take), and skipping the user's consent (`autoApprove`).
+ */
+export const OPERATOR_SETTINGS = [
+  "admin",
+  "universalDataAccess",
+  "unregisteredPayments",
+  "autoApprove",
+  "jwt",
+  "resources",
+] as const;
+
+/**
+ * The grants an admin client gives (as registration does, oauth/registration.ts): the others act
+ * for users without them (password, assertions, token exchange) and are the operator's to give.
+ */
+export const ADMIN_GIVEN_GRANTS: readonly string[] = ["authorization_code", "refresh_token", "client_credentials"];
 
 const text = (max: number = LIMITS.text) => z.string().check(z.minLength(1), z.maxLength(max));
 const uris = (max: number) => z.array(text(LIMITS.redirectUri)).check(z.maxLength(max));

@@ -104,7 +104,7 @@ export async function managedClient(c: Context<AppEnv>, authority: Actor): Promi
   if (client.merchantId !== authority.merchantId) throw new ApiError(404, "invalid_request", "Client ID mismatch");
   // An admin client manages the merchant's plain clients and itself, never another client with
   // rights: it could otherwise take over another admin's, or the operator's, credentials.
-  if ((client.admin || client.universalDataAccess) && client.id !== authority.clientId) {
+  if ((client.admin || client.universalDataAccess || client.unregisteredPayments) && client.id !== authority.clientId) {
     throw new OAuthError(
       401,
       "unauthorized_client",

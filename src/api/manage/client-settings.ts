@@ -30,7 +30,12 @@ import {
   redirectUrisProblem,
   serverEndpointProblem,
 } from "../../schemas/client-metadata";
-import { type ClientSettings, clientSettingsSchema, OPERATOR_SETTINGS } from "../../schemas/client-settings";
+import {
+  ADMIN_GIVEN_GRANTS,
+  type ClientSettings,
+  clientSettingsSchema,
+  OPERATOR_SETTINGS,
+} from "../../schemas/client-settings";
 import { clientSettingsResponseSchema } from "../../schemas/responses/management";
 import { hashSecret, openSecret, sealSecret } from "../../security/data-protection";
 import { newClientId, randomToken } from "../../security/random-token";
@@ -54,27 +59,42 @@ const NO_RIGHTS =
   "Your client doesn't have administration rights for this client: only the operator's client gives a client rights";
 
 /**
- * What an admin client may not set: the operator's rights, more endpoints or a larger quota than
- * its own, and, on itself, the limits the operator set it (allow-list, endpoint grants, quota).
+ * What an admin client may not set: the operator's settings, grants that act for users without
+ * them, more endpoints, a larger quota or a wider allow-list than its own, and, on itself, the
+ * limits the operator set it (grants, allow-list, endpoint grants, quota). A client it makes
+ * without them takes its own endpoint grants, quota and allow-list, as a registered one does.
  */
 async function requireSettingsAuthority(
   c: Context<AppEnv>,
   authority: Actor,
   settings: ClientSettings,
   target: string | null,
-): Promise<void> {
-  if (authority.actor === "operator") return;
+): Promise<ClientSettings> {
+  if (authority.actor === "operator") return settings;
   const forbidden = OPERATOR_SETTINGS.find((name) => settings[name] !== undefined);
   if (forbidden !== undefined) throw new OAuthError(403, "access_denied", `${NO_RIGHTS} (${forbidden})`);
+  const grant = settings.grantTypes?.find((type) => !ADMIN_GIVEN_GRANTS.includes(type));
+  if (grant !== undefined) throw new OAuthError(403, "access_denied", `${NO_RIGHTS} (grant type ${grant})`);
   if (target === authority.clientId) {
-    const own = (["ipAllowList", "apiEndpoints", "rateLimit"] as const).find((name) => settings[name] !== undefined);
+    const own = (["grantTypes", "ipAllowList", "apiEndpoints", "rateLimit"] as const).find(
+      (name) => settings[name] !== undefined,
+    );
     if (own !== undefined) {
       throw new OAuthError(403, "access_denied", `A client does not change its own ${own}: the operator's client does`);
     }
+    return settings;
   }
   const admin = (await findClientRecord(c.get("db")(), authority.clientId))!;
-  // A new client without endpoint grants may call every endpoint.
-  const endpoints = target === null ? (settings.apiEndpoints ?? null) : settings.apiEndpoints;
+  const limited =
+    target === null
+      ? {
+          ...settings,
+          apiEndpoints: settings.apiEndpoints === undefined ? admin.apiEndpoints : settings.apiEndpoints,
+          rateLimit: settings.rateLimit === undefined ? admin.rateLimit : settings.rateLimit,
+          ipAllowList: settings.ipAllowList ?? admin.ipAllowList,
+        }
+      : settings;
+  const endpoints = limited.apiEndpoints;
   if (
     admin.apiEndpoints !== null &&
     endpoints !== undefined &&
@@ -82,15 +102,31 @@ async function requireSettingsAuthority(
   ) {
     throw new OAuthError(403, "access_denied", "apiEndpoints: no more endpoints than the admin client has itself");
   }
-  const quota = settings.rateLimit;
-  const ownQuota = admin.rateLimit ?? DEFAULT_RATE_LIMIT;
-  if (quota && quota.limit / quota.windowSeconds > ownQuota.limit / ownQuota.windowSeconds) {
-    throw new OAuthError(403, "access_denied", "rateLimit: no larger a quota than the admin client has itself");
+  if (limited.rateLimit !== undefined) {
+    // Null is the service's default: no more than the admin's own either.
+    const quota = limited.rateLimit ?? DEFAULT_RATE_LIMIT;
+    const own = admin.rateLimit ?? DEFAULT_RATE_LIMIT;
+    if (quota.limit > own.limit || quota.windowSeconds < own.windowSeconds) {
+      throw new OAuthError(403, "access_denied", "rateLimit: no larger a quota than the admin client has itself");
+    }
   }
+  const addresses = limited.ipAllowList;
+  if (
+    admin.ipAllowList.length > 0 &&
+    addresses !== undefined &&
+    (addresses.length === 0 || addresses.some((address) => !admin.ipAllowList.includes(address)))
+  ) {
+    throw new OAuthError(403, "access_denied", "ipAllowList: no address the admin client's own list does not have");
+  }
+  return limited;
 }
 
-/** Why the client, as it would be with the settings, cannot be; null when it can. */
-function settingsProblem(client: ClientRecord | Stored, environment: string): string | null {
+/**
+ * Why the client, as it would be with the settings, cannot be; null when it can. The rules that tie
+ * fields together are checked on the whole client; a single field's only when `sent` (an imported
+ * value the API's rules are stricter for does not stop a change of something else).
+ */
+function settingsProblem(client: ClientRecord | Stored, sent: Partial<Stored>, environment: string): string | null {
   const publicClient = client.publicClient ?? false;
   const redirectUris = client.redirectUris ?? [];
   const grantTypes = client.grantTypes ?? [];
@@ -108,16 +144,16 @@ function settingsProblem(client: ClientRecord | Stored, environment: string): st
   if (unfit !== undefined) return `grantTypes: a public client has no ${unfit} grant`;
   const loopback = { loopback: environment === "development" };
   for (const name of ["callbackUrl", "backchannelLogoutUri"] as const) {
-    const uri = client[name];
+    const uri = sent[name];
     const problem = uri == null ? null : serverEndpointProblem(uri, loopback);
     if (problem !== null) return `${name} ${problem}`;
   }
   for (const name of ["logoUri", "clientUri"] as const) {
-    const uri = client[name];
+    const uri = sent[name];
     const problem = uri == null ? null : pageUriProblem(uri);
     if (problem !== null) return `${name} ${problem}`;
   }
-  const scopeProblem = client.scope == null ? null : clientScopeProblem(client.scope);
+  const scopeProblem = sent.scope == null ? null : clientScopeProblem(sent.scope);
   return scopeProblem === null ? null : `scope: ${scopeProblem}`;
 }
 
@@ -189,7 +225,7 @@ export const clientSettingsRoutes = new Hono<AppEnv>()
       if (authority.actor !== "operator" && merchantId !== authority.merchantId) {
         throw new OAuthError(403, "access_denied", "An admin client makes clients of its own merchant only");
       }
-      await requireSettingsAuthority(c, authority, settings, null);
+      const allowed = await requireSettingsAuthority(c, authority, settings, null);
       const db = c.get("db")();
       if (!(await merchantExists(db, merchantId))) throw new ApiError(404, "invalid_request", "Merchant not found");
       const now = nowInSeconds();
@@ -223,7 +259,7 @@ export const clientSettingsRoutes = new Hono<AppEnv>()
       const earlier = await made();
       if (earlier) return earlier;
       const record: Stored = {
-        ...columnsOf(settings),
+        ...columnsOf(allowed),
         name: settings.name,
         id: newClientId(),
         merchantId,
@@ -231,7 +267,7 @@ export const clientSettingsRoutes = new Hono<AppEnv>()
         created: now,
         updated: now,
       };
-      refuseProblem(settingsProblem(record, c.env.ENVIRONMENT));
+      refuseProblem(settingsProblem(record, record, c.env.ENVIRONMENT));
       const secret = record.publicClient ? undefined : randomToken();
       const signingSecret = randomToken();
       const signingSecretSealed = await sealSecret(key, signingSecret);
@@ -289,7 +325,7 @@ export const clientSettingsRoutes = new Hono<AppEnv>()
       if (Object.keys(settings).length === 0) throw new ApiError(400, "invalid_request", "No field to change was sent");
       await requireSettingsAuthority(c, authority, settings, client.id);
       const changed = columnsOf(settings);
-      refuseProblem(settingsProblem({ ...client, ...changed }, c.env.ENVIRONMENT));
+      refuseProblem(settingsProblem({ ...client, ...changed }, changed, c.env.ENVIRONMENT));
       const now = nowInSeconds();
       const db = c.get("db")();
       await db.batch([
