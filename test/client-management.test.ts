@@ -202,11 +202,19 @@ describe("POST /api/2/client/{clientId}/signing-secret", () => {
     const userId = String(26_000 + Math.floor(Math.random() * 1000));
     await createUser(Number(userId), { clients: [client.id] });
     const now = Math.floor(Date.now() / 1000);
-    const res = await call(`/api/2/client/${client.id}/signing-secret`, {
-      method: "POST",
-      headers: { ...bearer(admin), ...FORM },
-      body: `previousSecretValidUntil=${now + 600}`,
-    });
+    // A client with the JWT bearer grant, which the admin client lacks: the operator's to manage.
+    const rotate = (token: string) =>
+      call(`/api/2/client/${client.id}/signing-secret`, {
+        method: "POST",
+        headers: { ...bearer(token), ...FORM },
+        body: `previousSecretValidUntil=${now + 600}`,
+      });
+    await expectError(
+      await rotate(admin),
+      401,
+      /holding more than yours \(grant type urn:ietf:params:oauth:grant-type:jwt-bearer\)/,
+    );
+    const res = await rotate(operator);
     expect(res.status).toBe(200);
     const { signingSecret } = (await container(res)).data as { signingSecret: string };
 
@@ -221,8 +229,14 @@ describe("POST /api/2/client/{clientId}/signing-secret", () => {
     expect(await assertionStatus(client, userId, OLD)).toBe(400);
     vi.useRealTimers();
 
-    const [entry] = await auditOf(`action=client.signing-secret.rotate&clientId=${adminId}`);
-    expect(entry).toMatchObject({ targetClientId: client.id });
+    // The operator's entry, in the operator's trail.
+    const trail = await container(
+      await call("/api/2/audit?action=client.signing-secret.rotate", { headers: bearer(operator) }),
+    );
+    const entry = Object.values(trail.data as object).find(
+      (e: { targetClientId: string }) => e.targetClientId === client.id,
+    );
+    expect(entry).toMatchObject({ actor: "operator", targetClientId: client.id });
     expect(JSON.stringify(entry)).not.toContain(signingSecret);
   });
 

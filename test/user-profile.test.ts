@@ -265,7 +265,7 @@ describe("changing a user's sign-in address (POST /api/2/user/{userId} with emai
     return { userId, ...user };
   }
 
-  it("adds the address unverified, mails it a link, and makes it the primary address (the old one gone) when used", async () => {
+  it("adds the address unverified, mails it a link, and makes it the primary address (the old one kept) when used", async () => {
     const receiver = `https://up-${crypto.randomUUID().slice(0, 8)}.receiver.test/callbacks`;
     const told = await createClient({ callbackUrl: receiver, signingSecret: "address-change-signing-secret" });
     const { userId, email: before } = await freshUser({ clients: [webClient.id, told.id] });
@@ -292,7 +292,13 @@ describe("changing a user's sign-in address (POST /api/2/user/{userId} with emai
       .data;
     expect(changed.email).toBe(next);
     expect(changed.emailVerified).not.toBe(false);
-    expect(changed.emails.map((e: { value: string }) => e.value)).not.toContain(before);
+    // The old address stays, as a secondary one: a mistaken change locks nobody out.
+    expect(changed.emails).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ value: before, primary: false }),
+        expect.objectContaining({ value: next, primary: true, verified: true }),
+      ]),
+    );
     // The user's clients are told, by callback.
     await vi.waitFor(
       async () => {
@@ -311,10 +317,39 @@ describe("changing a user's sign-in address (POST /api/2/user/{userId} with emai
 
   it("makes an address the user has verified the primary one at once, with no link", async () => {
     const other = fresh();
-    const { userId } = await freshUser({ emails: [{ value: other, verified: true }] });
+    const { userId, email: before } = await freshUser({ emails: [{ value: other, verified: true }] });
+    const box = mailbox();
     const res = await update(admin, userId, { email: other, redirectUri: REDIRECT });
     expect(res.status).toBe(200);
-    expect((await container(res)).data).toMatchObject({ email: other });
+    const user = (await container(res)).data;
+    expect(user).toMatchObject({ email: other });
+    expect(user.emails).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ value: other, primary: true }),
+        expect.objectContaining({ value: before, primary: false }),
+      ]),
+    );
+    expect(box.printed()).not.toContain(`mail to ${other}:`);
+    const [entry] = await auditOf(`userId=${userId}&action=user.update`);
+    expect(entry).toMatchObject({ detail: { fields: ["email"], email: "proved" } });
+  });
+
+  it("lets only the newest change confirm: an earlier change's address and link end", async () => {
+    const { userId } = await freshUser();
+    const box = mailbox();
+    const [first, second] = [fresh(), fresh()];
+    expect((await update(admin, userId, { email: first, redirectUri: REDIRECT })).status).toBe(200);
+    const firstLink = await box.link(first);
+    // The next change within the minute is mailed at once: the earlier link has ended.
+    const res = await update(admin, userId, { email: second, redirectUri: REDIRECT });
+    expect(res.status).toBe(200);
+    const emails = (await container(res)).data.emails.map((e: { value: string }) => e.value);
+    expect(emails).toContain(second);
+    expect(emails).not.toContain(first);
+    await box.link(second);
+    await expectPage(await new Browser().get(firstLink), 410, "This link no longer works");
+    // The first address is free again.
+    expect((await create(web, { email: first })).status).toBe(201);
   });
 
   it("refuses an address taken by another user, a bad one, one without or with a foreign redirectUri, and changes nothing", async () => {

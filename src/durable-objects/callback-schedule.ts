@@ -86,7 +86,10 @@ export class CallbackSchedule {
     } catch (error) {
       console.warn(`callbacks of client ${state.clientId} not queued, trying again in a minute: ${loggable(error)}`);
       const again = now + SEND_RETRY_MS;
-      this.storage.kv.put(STATE_KEY, { ...state, due: again });
+      // As it is now (a change may have come meanwhile), back to the try that was not queued.
+      const current = this.state();
+      if (current?.attempt === state.attempt + 1)
+        this.storage.kv.put(STATE_KEY, { ...current, due: again, attempt: state.attempt });
       return again;
     }
   }

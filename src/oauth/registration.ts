@@ -35,6 +35,7 @@ import {
   redirectUrisProblem,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from "../schemas/client-metadata";
+import { ADMIN_GIVEN_GRANTS } from "../schemas/client-settings";
 import { LIMITS } from "../schemas/limits";
 import { registrationSchema } from "../schemas/responses/registration";
 import { hashSecret, verifySecret } from "../security/data-protection";
@@ -42,9 +43,6 @@ import { newClientId, randomToken } from "../security/random-token";
 import { forgetClient } from "./client-auth";
 import { NO_STORE, PUBLIC_CLIENT_GRANTS } from "./routes";
 import { SIGNING_ALGORITHMS } from "./signing-algorithms";
-
-/** The grants a registration may ask for; the others (password, assertions, exchange) are the operator's to give. */
-const REGISTRABLE_GRANTS = ["authorization_code", "refresh_token", "client_credentials"];
 
 const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
 const uris = z.array(text(LIMITS.redirectUri)).check(z.maxLength(LIMITS.redirectUris));
@@ -121,6 +119,7 @@ export const registrationRoutes = new Hono<AppEnv>()
         // further clients) and its allow-list.
         apiEndpoints: admin.apiEndpoints?.filter((endpoint) => endpoint !== "register") ?? null,
         ipAllowList: admin.ipAllowList,
+        rateLimit: admin.rateLimit,
         // A public client's secret is one nobody knows: no secret matches it.
         secretHash: await hashSecret(key, secret ?? randomToken()),
         registrationTokenHash: await hashSecret(key, registrationToken),
@@ -229,7 +228,7 @@ function registeredFields(metadata: Metadata, environment: string): RegisteredFi
   }
   const publicClient = method === "none";
   const grantTypes = [...new Set(metadata.grant_types ?? ["authorization_code"])];
-  const allowed = publicClient ? [...PUBLIC_CLIENT_GRANTS] : REGISTRABLE_GRANTS;
+  const allowed = publicClient ? [...PUBLIC_CLIENT_GRANTS] : ADMIN_GIVEN_GRANTS;
   const refused = grantTypes.find((grant) => !allowed.includes(grant));
   if (refused !== undefined) throw invalid(`Grant type '${refused}' cannot be registered for this client`);
   const responseTypes = [...new Set(metadata.response_types ?? ["code"])];

@@ -33,7 +33,7 @@ import {
   type AddressOwner,
   findAddressOwner,
   insertSignedInUser,
-  replacePrimaryEmail,
+  makePrimaryEmail,
   newUserId,
   recordLinkSignIn,
 } from "../db/queries/users";
@@ -89,8 +89,8 @@ export type LinkRequest = {
    * POST /api/2/signin one made for it (linkAuthorization).
    */
   authorization: Record<string, string>;
-  /** `email`: the link confirms the address as its user's new primary one (kv/signin-links.ts). */
-  confirms?: "email";
+  /** The link confirms the address as this user's new primary one (kv/signin-links.ts). */
+  confirms?: { userId: number };
 };
 
 /** The authorization request a link of POST /api/2/signin finishes: a code for the client, at `redirectUri`. */
@@ -127,8 +127,10 @@ export async function requestSignInLink(
   if (owner) {
     const refusal = REFUSED_USER_STATUSES[owner.user.status];
     if (refusal) return { outcome: refusal === "blocked" ? "blocked" : "refused" };
-    if (!mayProveAccount(owner) && request.confirms !== "email") return { outcome: "unverified" };
+    if (!mayProveAccount(owner) && request.confirms === undefined) return { outcome: "unverified" };
   }
+  // A confirming link goes only to an address of the user it confirms for.
+  if (request.confirms && owner?.user.id !== request.confirms.userId) return { outcome: "refused" };
   const subject = linkSubject(owner?.user.id, request.email);
   const expires = now + SIGNIN_LINK_LIFETIME_SECONDS;
   const { token, tokenHash } = await newSignInToken(env);
@@ -144,7 +146,7 @@ export async function requestSignInLink(
     locale: request.locale,
     expires,
     authorization: request.authorization,
-    ...(request.confirms && { confirms: request.confirms }),
+    ...(request.confirms && { confirms: "email" as const }),
   });
   const created = nowInSeconds();
   try {
@@ -319,7 +321,7 @@ async function signInUser(
       // Primary first: the sign-in's record then marks the primary address verified.
       const [told] = await db.batch([
         callbackChangeRows(db, { userId, changedFields: ["email"] }, now),
-        ...replacePrimaryEmail(db, userId, email, now),
+        ...makePrimaryEmail(db, userId, email, now),
         ...recordLinkSignIn(db, userId, email, now),
         claimUnownedMails(db, userId, email),
       ]);

@@ -68,7 +68,10 @@ async function deliver(env: Bindings, { clientId, attempt }: CallbackDelivery): 
   const sent = changes.slice(0, MAX_CALLBACK_CHANGES);
   const lastId = sent.at(-1)!.id;
   // A client deleted since: nobody to tell.
-  if (!client) return void (await deliveredChanges(db, clientId, lastId).run());
+  if (!client) {
+    await deliveredChanges(db, clientId, lastId).run();
+    return settle(changes.length > MAX_CALLBACK_CHANGES);
+  }
   const unsendable = !client.callbackUrl
     ? "no_callback_url"
     : client.disabled !== null
@@ -89,7 +92,7 @@ async function deliver(env: Bindings, { clientId, attempt }: CallbackDelivery): 
         now,
       ),
     ]);
-    return settle(false);
+    return settle(changes.length > MAX_CALLBACK_CHANGES);
   }
   const body = await signedBody(await openSecret(env.DATA_PROTECTION_KEY, sealed), entriesOf(sent));
   if (await post(client.callbackUrl, body, clientId)) {

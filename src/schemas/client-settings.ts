@@ -24,22 +24,9 @@ export const GRANT_TYPES = [
 ] as const;
 
 /**
- * What only the operator's client sets: the rights that let a client act beyond its own users or
- * its merchant (`admin`, `universalDataAccess`, `unregisteredPayments`; `jwt` and `resources`, for
- * tokens other services take), and skipping the user's consent (`autoApprove`).
- */
-export const OPERATOR_SETTINGS = [
-  "admin",
-  "universalDataAccess",
-  "unregisteredPayments",
-  "autoApprove",
-  "jwt",
-  "resources",
-] as const;
-
-/**
- * The grants an admin client gives (as registration does, oauth/registration.ts): the others act
- * for users without them (password, assertions, token exchange) and are the operator's to give.
+ * The grants any admin client gives (as registration does, oauth/registration.ts): the others act
+ * for users without them (password, assertions, token exchange), and an admin client gives them
+ * only when it holds them itself (api/manage/authority.ts heldBeyond).
  */
 export const ADMIN_GIVEN_GRANTS: readonly string[] = ["authorization_code", "refresh_token", "client_credentials"];
 

@@ -11,7 +11,9 @@ import { type ClientRecord, type ClientScope, findClientRecord, findClientRights
 import type { UserProfile } from "../../db/queries/users";
 import type { AppEnv } from "../../env";
 import { ApiError, OAuthError } from "../../errors";
+import { DEFAULT_RATE_LIMIT } from "../../durable-objects/client-policy";
 import type { Actor } from "../../events/audit";
+import { ADMIN_GIVEN_GRANTS } from "../../schemas/client-settings";
 import { pathUser } from "../path-user";
 
 /** The right the caller acts in. */
@@ -91,9 +93,57 @@ export async function managedClients(
   return { clientId };
 }
 
+/** What a client's grants and limits are compared by (heldBeyond). */
+export type Holdings = Pick<
+  ClientRecord,
+  | "admin"
+  | "universalDataAccess"
+  | "unregisteredPayments"
+  | "autoApprove"
+  | "jwt"
+  | "resources"
+  | "grantTypes"
+  | "apiEndpoints"
+  | "rateLimit"
+  | "ipAllowList"
+>;
+
+/**
+ * What `client` holds that the admin client `admin` does not, or null: a right (those are the
+ * operator's alone), a grant beyond registration's and the admin's own, consent skipped, tokens
+ * for other services, an endpoint, a larger quota (by limit or window) or a wider allow-list. An
+ * admin client neither manages nor makes a client that holds more than it has.
+ */
+export function heldBeyond(client: Holdings, admin: Holdings): string | null {
+  const right = (["admin", "universalDataAccess", "unregisteredPayments"] as const).find((name) => client[name]);
+  if (right !== undefined) return right;
+  const grant = client.grantTypes.find(
+    (type) => !ADMIN_GIVEN_GRANTS.includes(type) && !admin.grantTypes.includes(type),
+  );
+  if (grant !== undefined) return `grant type ${grant}`;
+  if (client.autoApprove && !admin.autoApprove) return "autoApprove";
+  if (client.jwt && !admin.jwt) return "jwt";
+  if (client.resources.some((resource) => !admin.resources.includes(resource))) return "resources";
+  const endpoints = admin.apiEndpoints;
+  if (endpoints !== null && (client.apiEndpoints === null || client.apiEndpoints.some((e) => !endpoints.includes(e)))) {
+    return "apiEndpoints";
+  }
+  const quota = client.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const own = admin.rateLimit ?? DEFAULT_RATE_LIMIT;
+  if (quota.limit > own.limit || quota.windowSeconds < own.windowSeconds) return "rateLimit";
+  const addresses = admin.ipAllowList;
+  if (
+    addresses.length > 0 &&
+    (client.ipAllowList.length === 0 || client.ipAllowList.some((a) => !addresses.includes(a)))
+  ) {
+    return "ipAllowList";
+  }
+  return null;
+}
+
 /**
  * The path's client, when the caller may manage it: any for the operator; for an admin client,
- * itself and its merchant's clients without rights of their own.
+ * itself and its merchant's clients that hold nothing it does not (heldBeyond).
  */
 export async function managedClient(c: Context<AppEnv>, authority: Actor): Promise<ClientRecord> {
   requireAdministration(authority);
@@ -102,13 +152,15 @@ export async function managedClient(c: Context<AppEnv>, authority: Actor): Promi
   if (!client) throw new OAuthError(404, "invalid_client_id", "Unknown client ID");
   if (authority.actor === "operator") return client;
   if (client.merchantId !== authority.merchantId) throw new ApiError(404, "invalid_request", "Client ID mismatch");
-  // An admin client manages the merchant's plain clients and itself, never another client with
-  // rights: it could otherwise take over another admin's, or the operator's, credentials.
-  if ((client.admin || client.universalDataAccess || client.unregisteredPayments) && client.id !== authority.clientId) {
+  // An admin client manages itself and the merchant's clients that hold nothing it lacks: with a
+  // new secret it would otherwise hold another admin's, or the operator's, or a grant it lacks.
+  if (client.id === authority.clientId) return client;
+  const beyond = heldBeyond(client, (await findClientRecord(c.get("db")(), authority.clientId))!);
+  if (beyond !== null) {
     throw new OAuthError(
       401,
       "unauthorized_client",
-      "Your client doesn't have administration rights for this client: another admin or the operator's client is the operator's to manage",
+      `Your client doesn't have administration rights for this client: another admin or the operator's client, or one holding more than yours (${beyond}), is the operator's to manage`,
     );
   }
   return client;

@@ -13,7 +13,6 @@ import { type Context, Hono } from "hono";
 import { violatesUnique } from "../../db/constraints";
 import type { clients } from "../../db/schema";
 import { changeClient, type ClientRecord, clientRow, findClientRecord, merchantExists } from "../../db/queries/clients";
-import { DEFAULT_RATE_LIMIT } from "../../durable-objects/client-policy";
 import type { AppEnv } from "../../env";
 import { ApiError, OAuthError } from "../../errors";
 import { type Actor, auditEntry } from "../../events/audit";
@@ -30,16 +29,11 @@ import {
   redirectUrisProblem,
   serverEndpointProblem,
 } from "../../schemas/client-metadata";
-import {
-  ADMIN_GIVEN_GRANTS,
-  type ClientSettings,
-  clientSettingsSchema,
-  OPERATOR_SETTINGS,
-} from "../../schemas/client-settings";
+import { type ClientSettings, clientSettingsSchema } from "../../schemas/client-settings";
 import { clientSettingsResponseSchema } from "../../schemas/responses/management";
 import { hashSecret, openSecret, sealSecret } from "../../security/data-protection";
 import { newClientId, randomToken } from "../../security/random-token";
-import { callerAuthority, managedClient, requireAdministration } from "./authority";
+import { callerAuthority, heldBeyond, type Holdings, managedClient, requireAdministration } from "./authority";
 
 type Stored = typeof clients.$inferInsert;
 
@@ -59,33 +53,33 @@ const NO_RIGHTS =
   "Your client doesn't have administration rights for this client: only the operator's client gives a client rights";
 
 /**
- * What an admin client may not set: the operator's settings, grants that act for users without
- * them, more endpoints, a larger quota or a wider allow-list than its own, and, on itself, the
- * limits the operator set it (grants, allow-list, endpoint grants, quota). A client it makes
- * without them takes its own endpoint grants, quota and allow-list, as a registered one does.
+ * What an admin client may not set: the rights (the operator's alone) and, on itself, the limits
+ * the operator set it (grants, allow-list, endpoint grants, quota). The client as it would be must
+ * hold nothing the admin lacks (heldBeyond). A client it makes without endpoint grants, quota or
+ * allow-list takes the admin's own, as a registered one does. Answers the settings to write.
  */
 async function requireSettingsAuthority(
   c: Context<AppEnv>,
   authority: Actor,
   settings: ClientSettings,
-  target: string | null,
+  target: ClientRecord | null,
 ): Promise<ClientSettings> {
   if (authority.actor === "operator") return settings;
-  const forbidden = OPERATOR_SETTINGS.find((name) => settings[name] !== undefined);
-  if (forbidden !== undefined) throw new OAuthError(403, "access_denied", `${NO_RIGHTS} (${forbidden})`);
-  const grant = settings.grantTypes?.find((type) => !ADMIN_GIVEN_GRANTS.includes(type));
-  if (grant !== undefined) throw new OAuthError(403, "access_denied", `${NO_RIGHTS} (grant type ${grant})`);
-  if (target === authority.clientId) {
-    const own = (["grantTypes", "ipAllowList", "apiEndpoints", "rateLimit"] as const).find(
-      (name) => settings[name] !== undefined,
-    );
+  const right = (["admin", "universalDataAccess", "unregisteredPayments"] as const).find(
+    (name) => settings[name] !== undefined,
+  );
+  if (right !== undefined) throw new OAuthError(403, "access_denied", `${NO_RIGHTS} (${right})`);
+  if (target?.id === authority.clientId) {
+    const own = (
+      ["grantTypes", "autoApprove", "jwt", "resources", "ipAllowList", "apiEndpoints", "rateLimit"] as const
+    ).find((name) => settings[name] !== undefined);
     if (own !== undefined) {
       throw new OAuthError(403, "access_denied", `A client does not change its own ${own}: the operator's client does`);
     }
     return settings;
   }
   const admin = (await findClientRecord(c.get("db")(), authority.clientId))!;
-  const limited =
+  const allowed: ClientSettings =
     target === null
       ? {
           ...settings,
@@ -94,32 +88,26 @@ async function requireSettingsAuthority(
           ipAllowList: settings.ipAllowList ?? admin.ipAllowList,
         }
       : settings;
-  const endpoints = limited.apiEndpoints;
-  if (
-    admin.apiEndpoints !== null &&
-    endpoints !== undefined &&
-    (endpoints === null || endpoints.some((endpoint) => !admin.apiEndpoints!.includes(endpoint)))
-  ) {
-    throw new OAuthError(403, "access_denied", "apiEndpoints: no more endpoints than the admin client has itself");
+  const beyond = heldBeyond({ ...(target ?? NEW_CLIENT), ...columnsOf(allowed) } as Holdings, admin);
+  if (beyond !== null) {
+    throw new OAuthError(403, "access_denied", `${NO_RIGHTS.split(":")[0]}: no more than it has itself (${beyond})`);
   }
-  if (limited.rateLimit !== undefined) {
-    // Null is the service's default: no more than the admin's own either.
-    const quota = limited.rateLimit ?? DEFAULT_RATE_LIMIT;
-    const own = admin.rateLimit ?? DEFAULT_RATE_LIMIT;
-    if (quota.limit > own.limit || quota.windowSeconds < own.windowSeconds) {
-      throw new OAuthError(403, "access_denied", "rateLimit: no larger a quota than the admin client has itself");
-    }
-  }
-  const addresses = limited.ipAllowList;
-  if (
-    admin.ipAllowList.length > 0 &&
-    addresses !== undefined &&
-    (addresses.length === 0 || addresses.some((address) => !admin.ipAllowList.includes(address)))
-  ) {
-    throw new OAuthError(403, "access_denied", "ipAllowList: no address the admin client's own list does not have");
-  }
-  return limited;
+  return allowed;
 }
+
+/** What a client made without a setting holds (the import's defaults). */
+const NEW_CLIENT: Holdings = {
+  admin: false,
+  universalDataAccess: false,
+  unregisteredPayments: false,
+  autoApprove: false,
+  jwt: false,
+  resources: [],
+  grantTypes: [],
+  apiEndpoints: null,
+  rateLimit: null,
+  ipAllowList: [],
+};
 
 /**
  * Why the client, as it would be with the settings, cannot be; null when it can. The rules that tie
@@ -323,7 +311,7 @@ export const clientSettingsRoutes = new Hono<AppEnv>()
         throw new ApiError(400, "invalid_request", `Invalid parameter value: ${kept} is set when the client is made`);
       }
       if (Object.keys(settings).length === 0) throw new ApiError(400, "invalid_request", "No field to change was sent");
-      await requireSettingsAuthority(c, authority, settings, client.id);
+      await requireSettingsAuthority(c, authority, settings, client);
       const changed = columnsOf(settings);
       refuseProblem(settingsProblem({ ...client, ...changed }, changed, c.env.ENVIRONMENT));
       const now = nowInSeconds();

@@ -8,11 +8,13 @@ import { readUserProfile } from "../../db/cached-reads";
 import { violatesUnique } from "../../db/constraints";
 import { type ClientRecord, findClient } from "../../db/queries/clients";
 import { changedFields, insertUser, updateUserProfile } from "../../db/queries/user-profile";
+import { withdrawUserLinks } from "../../db/queries/signin-requests";
 import {
   addUnverifiedEmail,
+  dropUnconfirmedEmails,
   findAddressOwner,
   findUserIdByUuid,
-  replacePrimaryEmail,
+  makePrimaryEmail,
   newUserId,
   type UserProfile,
 } from "../../db/queries/users";
@@ -106,11 +108,12 @@ async function mailConfirmation(c: Context<AppEnv>, profile: UserProfile, change
       client: change.client,
       email: change.email,
       redirectUri: change.redirectUri,
-      remember: true,
+      // The browser that confirms is signed in for its session only.
+      remember: false,
       context: ADDRESS_CHANGE_CONTEXT[locale],
       locale,
       authorization: linkAuthorization(change.client.id, change.redirectUri),
-      confirms: "email",
+      confirms: { userId: profile.user.id },
     },
     now,
     c.executionCtx,
@@ -247,7 +250,7 @@ export const userProfileRoutes = new Hono<AppEnv>()
       const now = nowInSeconds();
       const db = c.get("db")();
       const userId = profile.user.id;
-      const [toldClients] = await db.batch([
+      const batch = db.batch([
         callbackRows(c, { userId, changedFields: told }, now),
         auditEntry(
           c,
@@ -263,9 +266,22 @@ export const userProfileRoutes = new Hono<AppEnv>()
           now,
         ),
         ...updateUserProfile(db, userId, fields, now),
-        ...(addressChange?.kind === "proved" ? replacePrimaryEmail(db, userId, addressChange.email, now, true) : []),
+        ...(addressChange?.kind === "proved" ? makePrimaryEmail(db, userId, addressChange.email, now, true) : []),
         ...(addressChange?.kind === "added" ? [addUnverifiedEmail(db, userId, addressChange.email)] : []),
+        // Only the newest change confirms: an earlier change's address and link, or any live
+        // link of the user's, end.
+        ...(addressChange
+          ? [dropUnconfirmedEmails(db, userId, addressChange.email), withdrawUserLinks(db, userId)]
+          : []),
       ]);
+      let toldClients: { clientId: string }[];
+      try {
+        [toldClients] = await batch;
+      } catch (err) {
+        // Another user took the address since it was looked at.
+        if (violatesUnique(err, "user_emails.value")) throw notAvailable();
+        throw err;
+      }
       wakeSchedules(c, toldClients);
       if (addressChange && addressChange.kind !== "proved") await mailConfirmation(c, profile, addressChange, now);
       return respondWithUser(c, userId);

@@ -110,3 +110,8 @@ export function withdrawSigninRequest(db: Database, subject: string, tokenHash: 
     .delete(signinRequests)
     .where(and(eq(signinRequests.subject, subject), eq(signinRequests.tokenHash, tokenHash)));
 }
+
+/** Ends the user's live link, whatever it is: an address change makes any earlier link moot. */
+export function withdrawUserLinks(db: Database, userId: number) {
+  return db.delete(signinRequests).where(eq(signinRequests.subject, `user:${userId}`));
+}

@@ -132,29 +132,48 @@ export function newUserId(uuid: string) {
   return sql<number>`(SELECT ${users.id} FROM ${users} WHERE ${users.uuid} = ${uuid})`;
 }
 
+/**
+ * The user's addresses that are neither primary nor verified (an earlier change's, never
+ * confirmed) go, but `keep`: only the newest change waits for its confirmation.
+ */
+export function dropUnconfirmedEmails(db: Database, userId: number, keep: string) {
+  return db
+    .delete(userEmails)
+    .where(
+      and(
+        eq(userEmails.userId, userId),
+        eq(userEmails.primary, false),
+        eq(userEmails.verified, false),
+        sql`${userEmails.value} <> ${keep}`,
+      ),
+    );
+}
+
 /** A new address of the user's, neither primary nor verified until its confirmation link is used. */
 export function addUnverifiedEmail(db: Database, userId: number, email: string) {
   return db.insert(userEmails).values({ userId, value: email, primary: false, verified: false });
 }
 
 /**
- * The address replaces the user's primary one, which is removed (a changed address no longer signs
- * in); the user's other addresses stay. For the batch that verifies it, or with `verified` for an
- * address the user proved before.
+ * The address becomes the user's primary one; the old primary stays as a secondary address, so a
+ * mistaken change locks nobody out. Written only while the address is still the user's and the
+ * user is not blocked, inactive or deleted (checked again at write time). For the batch that
+ * verifies it, or with `verified` for an address the user proved before.
  */
-export function replacePrimaryEmail(db: Database, userId: number, email: string, now: number, verified = false) {
+export function makePrimaryEmail(db: Database, userId: number, email: string, now: number, verified = false) {
+  const stillTheirs = and(
+    sql`EXISTS (SELECT 1 FROM ${userEmails} WHERE ${userEmails.userId} = ${userId} AND ${userEmails.value} = ${email})`,
+    sql`(SELECT ${users.status} FROM ${users} WHERE ${users.id} = ${userId}) >= 0`,
+  );
   return [
     db
-      .delete(userEmails)
-      .where(and(eq(userEmails.userId, userId), eq(userEmails.primary, true), sql`${userEmails.value} <> ${email}`)),
-    db
       .update(userEmails)
-      .set({ primary: true })
-      .where(and(eq(userEmails.userId, userId), eq(userEmails.value, email))),
+      .set({ primary: sql`${userEmails.value} = ${email}` })
+      .where(and(eq(userEmails.userId, userId), stillTheirs)),
     db
       .update(users)
       .set({ email, updated: now, ...(verified && { emailVerified: now }) })
-      .where(eq(users.id, userId)),
+      .where(and(eq(users.id, userId), stillTheirs)),
   ] as const;
 }
 
