@@ -363,6 +363,27 @@ describe("callbacks to clients", { timeout: 60_000 }, () => {
     ]);
   });
 
+  it("keeps the changes of a client disabled before its delivery as failed, and sends nothing", async () => {
+    const client = await callbackClient();
+    const userId = await userOf(client.id);
+    await setStatus(adminToken, userId, "inactive");
+    // Within the window: the change waits, then the client is disabled.
+    const disabling = await call(`/api/2/client/${client.id}/status`, {
+      method: "POST",
+      headers: { ...bearer(adminToken), ...FORM },
+      body: "status=disabled",
+    });
+    expect(disabling.status).toBe(200);
+    await settledRows(client.id, (rows) => rows.length > 0 && rows.every((row) => row.failed !== null));
+    expect(await arrivedAt(client.callbackUrl)).toEqual([]);
+    const trail = await container(
+      await call(`/api/2/audit?action=callback.failed&clientId=${client.id}`, { headers: bearer(operatorToken) }),
+    );
+    expect(Object.values(trail.data as object)).toEqual([
+      expect.objectContaining({ detail: { changes: 1, attempts: 1, reason: "disabled" } }),
+    ]);
+  });
+
   it("acknowledges a message that is no delivery, and makes no request for a client with nothing waiting", async () => {
     const client = await callbackClient();
     const outcome = await consumeBatch("account-commerce-callbacks-local", [

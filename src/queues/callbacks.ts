@@ -72,15 +72,10 @@ async function deliver(env: Bindings, { clientId, attempt }: CallbackDelivery): 
     await deliveredChanges(db, clientId, lastId).run();
     return settle(changes.length > MAX_CALLBACK_CHANGES);
   }
-  const unsendable = !client.callbackUrl
-    ? "no_callback_url"
-    : client.disabled !== null
-      ? "disabled"
-      : !sealed
-        ? "no_signing_secret"
-        : null;
-  if (unsendable !== null || !client.callbackUrl || !sealed) {
+  const url = client.disabled === null ? client.callbackUrl : null;
+  if (!url || !sealed) {
     // Nowhere to send them, or nothing to sign them with: kept as failed, for a replay once fixed.
+    const unsendable = client.disabled !== null ? "disabled" : !url ? "no_callback_url" : "no_signing_secret";
     console.warn(`callbacks of client ${clientId} not sent: ${unsendable}`);
     await db.batch([
       failedChanges(db, clientId, lastId, now),
@@ -95,7 +90,7 @@ async function deliver(env: Bindings, { clientId, attempt }: CallbackDelivery): 
     return settle(changes.length > MAX_CALLBACK_CHANGES);
   }
   const body = await signedBody(await openSecret(env.DATA_PROTECTION_KEY, sealed), entriesOf(sent));
-  if (await post(client.callbackUrl, body, clientId)) {
+  if (await post(url, body, clientId)) {
     const [, more] = await db.batch([deliveredChanges(db, clientId, lastId), changesWaiting(db, clientId)]);
     return settle(more.length > 0);
   }

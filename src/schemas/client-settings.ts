@@ -23,6 +23,9 @@ export const GRANT_TYPES = [
   "urn:ietf:params:oauth:grant-type:token-exchange",
 ] as const;
 
+/** The rights: what lets a client act beyond its own users or its merchant, the operator's alone to give. */
+export const CLIENT_RIGHTS = ["admin", "universalDataAccess", "unregisteredPayments"] as const;
+
 /**
  * The grants any admin client gives (as registration does, oauth/registration.ts): the others act
  * for users without them (password, assertions, token exchange), and an admin client gives them

@@ -13,7 +13,7 @@ import type { AppEnv } from "../../env";
 import { ApiError, OAuthError } from "../../errors";
 import { DEFAULT_RATE_LIMIT } from "../../durable-objects/client-policy";
 import type { Actor } from "../../events/audit";
-import { ADMIN_GIVEN_GRANTS } from "../../schemas/client-settings";
+import { ADMIN_GIVEN_GRANTS, CLIENT_RIGHTS } from "../../schemas/client-settings";
 import { pathUser } from "../path-user";
 
 /** The right the caller acts in. */
@@ -115,7 +115,7 @@ export type Holdings = Pick<
  * admin client neither manages nor makes a client that holds more than it has.
  */
 export function heldBeyond(client: Holdings, admin: Holdings): string | null {
-  const right = (["admin", "universalDataAccess", "unregisteredPayments"] as const).find((name) => client[name]);
+  const right = CLIENT_RIGHTS.find((name) => client[name]);
   if (right !== undefined) return right;
   const grant = client.grantTypes.find(
     (type) => !ADMIN_GIVEN_GRANTS.includes(type) && !admin.grantTypes.includes(type),

@@ -29,7 +29,7 @@ import {
   redirectUrisProblem,
   serverEndpointProblem,
 } from "../../schemas/client-metadata";
-import { type ClientSettings, clientSettingsSchema } from "../../schemas/client-settings";
+import { CLIENT_RIGHTS, type ClientSettings, clientSettingsSchema } from "../../schemas/client-settings";
 import { clientSettingsResponseSchema } from "../../schemas/responses/management";
 import { hashSecret, openSecret, sealSecret } from "../../security/data-protection";
 import { newClientId, randomToken } from "../../security/random-token";
@@ -49,8 +49,7 @@ function columnsOf(settings: ClientSettings): Partial<Stored> {
   };
 }
 
-const NO_RIGHTS =
-  "Your client doesn't have administration rights for this client: only the operator's client gives a client rights";
+const NO_ADMINISTRATION_RIGHTS = "Your client doesn't have administration rights for this client";
 
 /**
  * What an admin client may not set: the rights (the operator's alone) and, on itself, the limits
@@ -65,10 +64,14 @@ async function requireSettingsAuthority(
   target: ClientRecord | null,
 ): Promise<ClientSettings> {
   if (authority.actor === "operator") return settings;
-  const right = (["admin", "universalDataAccess", "unregisteredPayments"] as const).find(
-    (name) => settings[name] !== undefined,
-  );
-  if (right !== undefined) throw new OAuthError(403, "access_denied", `${NO_RIGHTS} (${right})`);
+  const right = CLIENT_RIGHTS.find((name) => settings[name] !== undefined);
+  if (right !== undefined) {
+    throw new OAuthError(
+      403,
+      "access_denied",
+      `${NO_ADMINISTRATION_RIGHTS}: only the operator's client gives a client rights (${right})`,
+    );
+  }
   if (target?.id === authority.clientId) {
     const own = (
       ["grantTypes", "autoApprove", "jwt", "resources", "ipAllowList", "apiEndpoints", "rateLimit"] as const
@@ -90,7 +93,7 @@ async function requireSettingsAuthority(
       : settings;
   const beyond = heldBeyond({ ...(target ?? NEW_CLIENT), ...columnsOf(allowed) } as Holdings, admin);
   if (beyond !== null) {
-    throw new OAuthError(403, "access_denied", `${NO_RIGHTS.split(":")[0]}: no more than it has itself (${beyond})`);
+    throw new OAuthError(403, "access_denied", `${NO_ADMINISTRATION_RIGHTS}: no more than it has itself (${beyond})`);
   }
   return allowed;
 }
