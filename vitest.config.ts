@@ -4,10 +4,11 @@ import { defineConfig } from "vitest/config";
 import { generateDataProtectionKey, generateSigningKeys } from "./scripts/lib/keys.ts";
 
 /**
- * Four projects: `workers` runs the Worker's tests in the Workers runtime against real local D1,
- * KV and the Durable Object; `cli` runs the Node-side commands (test/cli) as an operator would;
- * `interop` drives the running server with standard OAuth client libraries; `e2e` drives it with
- * a real browser (`npm run test:e2e`; `npm test` runs the other three).
+ * Five projects: `workers` runs the Worker's tests in the Workers runtime against real local D1,
+ * KV and the Durable Object, and `rotation` a data-protection key rotation on storage of its own;
+ * `cli` runs the Node-side commands (test/cli) as an operator would; `interop` drives the running
+ * server with standard OAuth client libraries; `e2e` drives it with a real browser
+ * (`npm run test:e2e`; `npm test` runs the other four).
  */
 /**
  * The clients' back-channel logout and callback endpoints, as the outside world the Worker posts
@@ -30,37 +31,42 @@ async function outbound(request: Request): Promise<Response> {
   return new Response(null, { status: url.pathname.includes("/callbacks") ? 202 : 200 });
 }
 
+/** A project of Worker tests in the Workers runtime, with local D1, KV, Queues and Durable Objects of its own. */
+async function workersProject(name: string, include: string[], exclude: string[] = []) {
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          // Fresh secrets for every run, so no test can lean on a committed key.
+          outboundService: outbound,
+          serviceBindings: { RECEIVER: () => Response.json(received) },
+          bindings: {
+            TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")),
+            TOKEN_SIGNING_KEYS: await generateSigningKeys(),
+            DATA_PROTECTION_KEY: generateDataProtectionKey(),
+            BASE_URL: "https://accounts.test",
+            // Callbacks batched over 2 s rather than 300, so that tests see them come.
+            CALLBACK_BATCH_SECONDS: "2",
+          },
+        },
+      }),
+    ],
+    test: { name, include, exclude, setupFiles: ["./test/setup.ts"] },
+  };
+}
+
 export default defineConfig(async () => {
-  const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   return {
     test: {
       projects: [
-        {
-          plugins: [
-            cloudflareTest({
-              wrangler: { configPath: "./wrangler.toml" },
-              miniflare: {
-                // Fresh secrets for every run, so no test can lean on a committed key.
-                outboundService: outbound,
-                serviceBindings: { RECEIVER: () => Response.json(received) },
-                bindings: {
-                  TEST_MIGRATIONS: migrations,
-                  TOKEN_SIGNING_KEYS: await generateSigningKeys(),
-                  DATA_PROTECTION_KEY: generateDataProtectionKey(),
-                  BASE_URL: "https://accounts.test",
-                  // Callbacks batched over 2 s rather than 300, so that tests see them come.
-                  CALLBACK_BATCH_SECONDS: "2",
-                },
-              },
-            }),
-          ],
-          test: {
-            name: "workers",
-            include: ["test/**/*.test.ts"],
-            exclude: ["test/cli/**", "test/interop/**", "test/e2e/**"],
-            setupFiles: ["./test/setup.ts"],
-          },
-        },
+        await workersProject(
+          "workers",
+          ["test/**/*.test.ts"],
+          ["test/cli/**", "test/interop/**", "test/e2e/**", "test/rotation/**"],
+        ),
+        // A key rotation rewrites what every client's secrets are sealed under: on a database of its own.
+        await workersProject("rotation", ["test/rotation/**/*.test.ts"]),
         {
           test: {
             name: "cli",

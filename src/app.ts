@@ -16,6 +16,7 @@ import { documentationRoutes } from "./api/docs";
 import { mailRoutes } from "./api/mail";
 import { clientSettingsRoutes } from "./api/manage/client-settings";
 import { clientManagementRoutes } from "./api/manage/clients";
+import { keyRoutes } from "./api/manage/keys";
 import { productManagementRoutes } from "./api/manage/products";
 import { userManagementRoutes } from "./api/manage/user";
 import { userProfileRoutes } from "./api/manage/user-profile";
@@ -86,6 +87,7 @@ app.route(API_BASE, clientManagementRoutes);
 app.route(API_BASE, clientSettingsRoutes);
 app.route(API_BASE, productManagementRoutes);
 app.route(API_BASE, auditRoutes);
+app.route(API_BASE, keyRoutes);
 app.route(API_BASE, describeRoutes);
 app.route(`${API_BASE}/oauth`, exchangeRoutes);
 app.route(

@@ -12,6 +12,10 @@
  *   before fingerprints were kept has none: then a client's sealed signing secret tells (AES-GCM
  *   opens under its own key only), and a key it proves is recorded, so that a later import under
  *   another key is refused rather than recorded in its place.
+ * - A key rotation (docs/operations.md "Rotating the data-protection key") starts here: a new
+ *   DATA_PROTECTION_KEY beside DATA_PROTECTION_KEY_PREVIOUS, the recorded key, records the new key
+ *   and keeps the previous one's fingerprint until `npm run reseal` ends the rotation. Meanwhile an
+ *   isolate still on the previous key alone is taken, and one without the previous key is told.
  *
  * Verdicts are kept per secret value: after the first request a check is two map look-ups, and an
  * env with other values (a test's) gets verdicts of its own. Only a database without a fingerprint
@@ -20,7 +24,13 @@
  * fingerprint never changes (the migration's trigger), so a verdict on it is final.
  */
 import { openDatabase } from "./db/client";
-import { findKeyFingerprint, findSomeSealedSecret, recordKeyFingerprint } from "./db/queries/key-fingerprints";
+import {
+  findKeyFingerprints,
+  findSomeSealedSecret,
+  type RecordedKeys,
+  recordKeyFingerprint,
+  startKeyRotation,
+} from "./db/queries/key-fingerprints";
 import type { Bindings } from "./env";
 import { logUnlessPlatformFault } from "./errors";
 import { recentFaults } from "./platform/health";
@@ -28,12 +38,19 @@ import { signingKeysProblem } from "./oauth/tokens";
 import {
   dataProtectionKeyProblem,
   keyFingerprint,
+  keyRing,
   openSecret,
   refuseDataProtectionKey,
 } from "./security/data-protection";
 
 const RECHECK_MS = 60_000;
 const KEY_MISMATCH = "DATA_PROTECTION_KEY is not the key the database's data was imported under";
+const PREVIOUS_KEY_NEEDED =
+  "DATA_PROTECTION_KEY_PREVIOUS is not the previous key, which data is still protected under: set it back " +
+  "until `npm run reseal` ends the rotation";
+const ROTATION_UNFINISHED =
+  "DATA_PROTECTION_KEY is a new key, but the rotation before it has not ended: put back that rotation's keys " +
+  "until `npm run reseal` ends it";
 
 /** `problem` null when the secret is usable; `recheckAt` Infinity when the verdict is final. */
 type Verdict = { problem: string | null; recheckAt: number };
@@ -43,25 +60,28 @@ const dataProtectionVerdicts = new Map<string | undefined, Verdict>();
 const checks = new Map<string, Promise<void>>();
 const NO_PROBLEMS: readonly string[] = [];
 
+/** The data-protection keys `env` holds, as one map key. */
+const ringOf = (env: Bindings) => `${env.DATA_PROTECTION_KEY} ${keyRing(env).previous ?? ""}`;
+
 const current = (verdict: Verdict | undefined) =>
   verdict !== undefined && (verdict.recheckAt === Infinity || Date.now() < verdict.recheckAt);
 
 /** Whether `env`'s secrets have verdicts still valid: the whole cost of the check on the hot path. */
 export function configurationChecked(env: Bindings): boolean {
-  return current(dataProtectionVerdicts.get(env.DATA_PROTECTION_KEY)) && signingKeyVerdicts.has(env.TOKEN_SIGNING_KEYS);
+  return current(dataProtectionVerdicts.get(ringOf(env))) && signingKeyVerdicts.has(env.TOKEN_SIGNING_KEYS);
 }
 
 /** What is wrong with `env`'s secrets, as checked; empty when nothing is. Never a secret's value. */
 export function configurationProblems(env: Bindings): readonly string[] {
   const signing = signingKeyVerdicts.get(env.TOKEN_SIGNING_KEYS);
-  const dataProtection = dataProtectionVerdicts.get(env.DATA_PROTECTION_KEY)?.problem;
+  const dataProtection = dataProtectionVerdicts.get(ringOf(env))?.problem;
   if (!signing && !dataProtection) return NO_PROBLEMS;
   return [signing, dataProtection].filter((problem): problem is string => !!problem);
 }
 
 /** Checks `env`'s secrets and logs each problem found; concurrent first requests share one check. */
 export function checkConfiguration(env: Bindings): Promise<void> {
-  const key = JSON.stringify([env.TOKEN_SIGNING_KEYS, env.DATA_PROTECTION_KEY]);
+  const key = JSON.stringify([env.TOKEN_SIGNING_KEYS, ringOf(env)]);
   let check = checks.get(key);
   if (!check) {
     check = runCheck(env).finally(() => checks.delete(key));
@@ -76,31 +96,46 @@ async function runCheck(env: Bindings): Promise<void> {
     signingKeyVerdicts.set(env.TOKEN_SIGNING_KEYS, problem);
     if (problem) report(problem);
   }
-  const previous = dataProtectionVerdicts.get(env.DATA_PROTECTION_KEY);
+  const previous = dataProtectionVerdicts.get(ringOf(env));
   if (current(previous)) return;
   const verdict = await dataProtectionVerdict(env);
-  dataProtectionVerdicts.set(env.DATA_PROTECTION_KEY, verdict);
+  dataProtectionVerdicts.set(ringOf(env), verdict);
   if (verdict.problem && verdict.problem !== previous?.problem) report(verdict.problem);
 }
 
+/** The verdict on the keys; a malformed previous key is told (and left out of the ring), not refused. */
 async function dataProtectionVerdict(env: Bindings): Promise<Verdict> {
+  const verdict = await currentKeyVerdict(env);
+  const previous = env.DATA_PROTECTION_KEY_PREVIOUS;
+  const previousProblem = previous ? dataProtectionKeyProblem(previous, "DATA_PROTECTION_KEY_PREVIOUS") : null;
+  return verdict.problem === null && previousProblem ? { ...verdict, problem: previousProblem } : verdict;
+}
+
+async function currentKeyVerdict(env: Bindings): Promise<Verdict> {
   const secret = env.DATA_PROTECTION_KEY;
   const problem = dataProtectionKeyProblem(secret);
   if (problem) return { problem, recheckAt: Infinity };
   // While D1 fails, asking it would only hold the request up by another deadline.
   if (recentFaults(Date.now()).includes("D1")) return { problem: null, recheckAt: Date.now() + RECHECK_MS };
   const db = openDatabase(env.DB);
-  let recorded: string | null;
+  let recorded: RecordedKeys;
   try {
-    recorded = await findKeyFingerprint(db, "DATA_PROTECTION_KEY");
-    if (recorded === null) {
+    recorded = await findKeyFingerprints(db);
+    if (recorded.current === null) {
       const sealed = await findSomeSealedSecret(db);
-      if (sealed !== null && !(await opens(secret, sealed))) return mismatch(secret);
+      if (sealed !== null && !(await opens(secret, sealed))) return mismatch(secret, KEY_MISMATCH);
       if (sealed !== null) {
         await recordKeyFingerprint(db, "DATA_PROTECTION_KEY", await keyFingerprint(secret));
-        recorded = await findKeyFingerprint(db, "DATA_PROTECTION_KEY");
+        recorded = await findKeyFingerprints(db);
       }
     }
+    const previous = keyRing(env).previous;
+    const previousFingerprint = previous === undefined ? null : await keyFingerprint(previous);
+    if (recorded.current !== null && recorded.current === previousFingerprint && recorded.previous === null) {
+      await startKeyRotation(db, previousFingerprint, await keyFingerprint(secret), Math.floor(Date.now() / 1000));
+      recorded = await findKeyFingerprints(db);
+    }
+    return await verdictOn(recorded, secret, previousFingerprint);
   } catch (err) {
     // Not a verdict on the key: the endpoints go on, and will fail on D1 by themselves if it is down.
     logUnlessPlatformFault(
@@ -109,19 +144,33 @@ async function dataProtectionVerdict(env: Bindings): Promise<Verdict> {
     );
     return { problem: null, recheckAt: Date.now() + RECHECK_MS };
   }
-  if (recorded === null) return { problem: null, recheckAt: Date.now() + RECHECK_MS };
-  if (recorded === (await keyFingerprint(secret))) return { problem: null, recheckAt: Infinity };
-  return mismatch(secret);
 }
 
-function mismatch(secret: string): Verdict {
-  refuseDataProtectionKey(secret, KEY_MISMATCH);
-  return { problem: KEY_MISMATCH, recheckAt: Infinity };
+/** The verdict on `secret` (and the previous key's fingerprint) against what the database recorded. */
+async function verdictOn(recorded: RecordedKeys, secret: string, previous: string | null): Promise<Verdict> {
+  const later = Date.now() + RECHECK_MS;
+  if (recorded.current === null) return { problem: null, recheckAt: later };
+  const fingerprint = await keyFingerprint(secret);
+  if (fingerprint === recorded.current) {
+    // Data may still be under the previous key: told (and asked again, for the rotation's end), not refused.
+    if (recorded.previous !== null && previous !== recorded.previous.fingerprint) {
+      return { problem: PREVIOUS_KEY_NEEDED, recheckAt: later };
+    }
+    return { problem: null, recheckAt: recorded.previous === null ? Infinity : later };
+  }
+  // An isolate of before the rotation's switch: its key still reads and writes what it did.
+  if (fingerprint === recorded.previous?.fingerprint) return { problem: null, recheckAt: later };
+  return mismatch(secret, previous === recorded.current ? ROTATION_UNFINISHED : KEY_MISMATCH);
+}
+
+function mismatch(secret: string, problem: string): Verdict {
+  refuseDataProtectionKey(secret, problem);
+  return { problem, recheckAt: Infinity };
 }
 
 async function opens(secret: string, sealed: string): Promise<boolean> {
   try {
-    await openSecret(secret, sealed);
+    await openSecret({ current: secret }, sealed);
     return true;
   } catch {
     return false;

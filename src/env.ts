@@ -27,6 +27,8 @@ export type Bindings = {
   BASE_URL: string;
   TOKEN_SIGNING_KEYS: string;
   DATA_PROTECTION_KEY: string;
+  /** During a key rotation, the key before DATA_PROTECTION_KEY, for reading only (docs/operations.md). */
+  DATA_PROTECTION_KEY_PREVIOUS?: string;
   /** The HTTP e-mail API (mail/mailer.ts); secrets, unset locally. */
   MAIL_API_URL?: string;
   MAIL_API_KEY?: string;

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { sessions } from "../src/db/schema";
 import worker from "../src/index";
-import { hashSecret } from "../src/security/data-protection";
+import { keyRing, protectSecret } from "../src/security/data-protection";
 import { Browser, expectPage as expectBrowserPage } from "./helpers/browser";
 import { call, container, postForm, bearer, userTokenResponse } from "./helpers/http";
 import { createClient, createUser, importData } from "./helpers/seed";
@@ -74,8 +74,9 @@ describe("GET /oauth/webview: the webview entry", () => {
     expect(res.headers.get("Cache-Control")).toBe("no-store");
     expect(res.headers.get("Referrer-Policy")).toBe("no-referrer");
     const cookie = res.headers.get("Set-Cookie")!;
-    // https here, so Secure with the __Host- prefix; 30 days, kept across restarts.
-    expect(cookie).toMatch(/^__Host-session=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43};/);
+    // https here, so Secure with the __Host- prefix; 30 days, kept across restarts. The id, the
+    // data-protection key's id, the signature.
+    expect(cookie).toMatch(/^__Host-session=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{8}\.[A-Za-z0-9_-]{43};/);
     for (const attribute of ["Path=/", "HttpOnly", "Secure", "SameSite=Lax", "Max-Age=2592000"]) {
       expect(cookie).toContain(attribute);
     }
@@ -84,7 +85,7 @@ describe("GET /oauth/webview: the webview entry", () => {
     expect(session!.expires - session!.created).toBe(2_592_000);
     // Only the id's keyed hash is stored, never the cookie's id.
     const id = /=([^.]+)\./.exec(cookie)![1]!;
-    expect(session!.idHash).toBe(await hashSecret(env.DATA_PROTECTION_KEY, id));
+    expect(session!.idHash).toBe(await protectSecret(keyRing(env), id));
   });
 
   it("ends the browser's previous session when it starts a new one", async () => {

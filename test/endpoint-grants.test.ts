@@ -7,7 +7,10 @@ import { createClient } from "./helpers/seed";
 const NOT_GRANTED = "Client is not authorized to access this API endpoint (access must be requested)";
 
 /** One call of each granted endpoint, with the token kind it takes. */
-const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "server" | "user"; init?: RequestInit }> = {
+const CALLS: Record<
+  (typeof API_ENDPOINTS)[number],
+  { path: string; token: "server" | "user" | "operator"; init?: RequestInit }
+> = {
   clients: { path: "/api/2/clients", token: "server" },
   me: { path: "/api/2/me", token: "user" },
   users: { path: "/api/2/users", token: "server" },
@@ -93,6 +96,12 @@ const CALLS: Record<(typeof API_ENDPOINTS)[number], { path: string; token: "serv
     init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "status=disabled" },
   },
   audit: { path: "/api/2/audit", token: "server" },
+  // The operator's alone; with no rotation under way, a report that there is none.
+  keys: {
+    path: "/api/2/keys/reseal",
+    token: "operator",
+    init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "" },
+  },
   register: {
     path: "/oauth/register",
     token: "server",
@@ -118,6 +127,7 @@ async function clientWith(apiEndpoints: string[] | null) {
   const client = await createClient({ apiEndpoints, autoApprove: true, admin: true });
   const tokens = {
     server: await serverToken(client),
+    operator: await serverToken(await createClient({ apiEndpoints, universalDataAccess: true })),
     user: await userToken(ingrid, { ...client, redirectUris: ["https://test.example/callback"] }, "openid"),
   };
   return async (endpoint: keyof typeof CALLS) => {

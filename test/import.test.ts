@@ -6,7 +6,7 @@ import { buildImportStatements } from "../src/db/import";
 import * as schema from "../src/db/schema";
 import { toSqlScript } from "../src/db/sql-script";
 import { describeImportErrors, importFileSchema } from "../src/schemas/import";
-import { openSecret, verifySecret } from "../src/security/data-protection";
+import { keyRing, openSecret, verifySecret } from "../src/security/data-protection";
 import { verifyPassword } from "../src/security/password";
 import example from "./fixtures/example-import.json";
 import { createClient, importData } from "./helpers/seed";
@@ -64,10 +64,8 @@ describe("import file format", () => {
       .get())!;
     expect(JSON.stringify(client)).not.toContain(example.clients[0]!.secret);
     expect(JSON.stringify(client)).not.toContain(example.clients[0]!.signingSecret);
-    expect(await verifySecret(env.DATA_PROTECTION_KEY, example.clients[0]!.secret, client.secretHash)).toBe(true);
-    expect(await openSecret(env.DATA_PROTECTION_KEY, client.signingSecretSealed!)).toBe(
-      example.clients[0]!.signingSecret,
-    );
+    expect(await verifySecret(keyRing(env), example.clients[0]!.secret, client.secretHash)).toBe("current");
+    expect(await openSecret(keyRing(env), client.signingSecretSealed!)).toBe(example.clients[0]!.signingSecret);
   });
 
   it("moves a client's user connections along when the client changes merchant", async () => {

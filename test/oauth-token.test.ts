@@ -3,7 +3,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { refreshTokens } from "../src/db/schema";
-import { hashSecret } from "../src/security/data-protection";
+import { keyRing, protectSecret } from "../src/security/data-protection";
 import {
   appClient,
   basicAuth,
@@ -275,7 +275,7 @@ describe("password", () => {
     expect(refresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const rows = await openDatabase(env.DB).select().from(refreshTokens).all();
     expect(JSON.stringify(rows)).not.toContain(refresh);
-    const hashed = await hashSecret(env.DATA_PROTECTION_KEY, refresh);
+    const hashed = await protectSecret(keyRing(env), refresh);
     const stored = rows.find((r) => r.tokenHash === hashed);
     expect(stored).toMatchObject({ clientId: webClient.id, userId: 1001, revoked: null });
     expect(stored!.expires - stored!.created).toBe(30 * 24 * 3600);

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { refreshTokens } from "../src/db/schema";
-import { refreshTokenHash, ROTATION_GRACE_SECONDS } from "../src/oauth/refresh-tokens";
+import { refreshTokenForms, ROTATION_GRACE_SECONDS } from "../src/oauth/refresh-tokens";
 import { basicAuth, bearer, call, postForm, userTokenResponse } from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
@@ -192,7 +192,7 @@ describe("grant_type=refresh_token: the grace window", () => {
     await openDatabase(env.DB)
       .update(refreshTokens)
       .set({ revoked: windowAgo, rotated: windowAgo })
-      .where(eq(refreshTokens.tokenHash, await refreshTokenHash(env, first)));
+      .where(inArray(refreshTokens.tokenHash, await refreshTokenForms(env, first)));
     await expectInvalidGrant(await refresh(client, first));
     await expectInvalidGrant(await refresh(client, second.refresh_token));
     await expectRevoked(second.access_token);

@@ -17,7 +17,7 @@ import type {
   SQLiteUpdateSetSource,
 } from "drizzle-orm/sqlite-core";
 import type { ImportFile } from "../schemas/import";
-import { hashSecret, keyFingerprint, sealSecret } from "../security/data-protection";
+import { keyFingerprint, protectSecret, sealSecret } from "../security/data-protection";
 import { hashPassword } from "../security/password";
 import { randomToken } from "../security/random-token";
 import * as s from "./schema";
@@ -72,9 +72,9 @@ export async function buildImportStatements(
         alias: c.alias,
         domain: c.domain,
         // A public client without a secret gets the hash of one nobody knows: no secret matches it.
-        secretHash: await hashSecret(dataProtectionKey, c.secret ?? randomToken()),
+        secretHash: await protectSecret({ current: dataProtectionKey }, c.secret ?? randomToken()),
         signingSecretSealed:
-          c.signingSecret === undefined ? null : await sealSecret(dataProtectionKey, c.signingSecret),
+          c.signingSecret === undefined ? null : await sealSecret({ current: dataProtectionKey }, c.signingSecret),
         // The imported secrets are the client's only ones: a rotation's previous ones end.
         previousSecretHash: null,
         previousSecretExpires: null,

@@ -9,8 +9,9 @@ import type { Context } from "hono";
 import { base64url } from "jose";
 import type { Database } from "../db/client";
 import { findIdempotencyKey, recordIdempotencyKey } from "../db/queries/idempotency";
-import type { AppEnv } from "../env";
-import { ApiError } from "../errors";
+import type { AppEnv, Bindings } from "../env";
+import { ApiError, ConfigurationError } from "../errors";
+import { keyRing, openSecret } from "../security/data-protection";
 import { isJson } from "./media-type";
 import type { Parameter } from "./openapi";
 import { RESERVED_PARAMETERS } from "./reserved-parameters";
@@ -78,4 +79,21 @@ export function keyRecord(db: Database, idempotency: Idempotency | null, resourc
   const { clientId, key, fingerprint } = idempotency;
   const row = { clientId, key, requestHash: fingerprint, resource, created: now };
   return recordIdempotencyKey(db, row, now - IDEMPOTENCY_KEY_SECONDS);
+}
+
+/**
+ * A secret an earlier request kept sealed for its replay. Sealed under a data-protection key since
+ * retired (a rotation ended with `force`), it cannot be answered again: 409.
+ */
+export async function openKeptSecret(env: Bindings, sealed: string): Promise<string> {
+  try {
+    return await openSecret(keyRing(env), sealed);
+  } catch (err) {
+    if (err instanceof ConfigurationError) throw err;
+    throw new ApiError(
+      409,
+      "invalid_request",
+      "What this Idempotency-Key made can no longer be answered: it was kept under a data-protection key since retired",
+    );
+  }
 }

@@ -14,7 +14,7 @@ import { redeem } from "../durable-objects/one-time-values";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv, Bindings, RequestTiming } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
-import { hashSecret } from "../security/data-protection";
+import { hashSecret, keyRing } from "../security/data-protection";
 import { randomToken } from "../security/random-token";
 import { requestedClaimsSchema, SIGN_IN_METHODS } from "../schemas/requested-claims";
 import { readRecord } from "./records";
@@ -59,7 +59,8 @@ export async function createExchangeCode(
 ): Promise<string> {
   const code = randomToken(CODE_BYTES);
   const record: ExchangeCodeRecord = { ...binding, expiresAt: nowMs + EXCHANGE_CODE_LIFETIME_MS };
-  await env.CODES.put(await exchangeKey(env, code), JSON.stringify(record), { expirationTtl: KV_MIN_TTL_SECONDS });
+  const key = await exchangeKey(env.DATA_PROTECTION_KEY, code);
+  await env.CODES.put(key, JSON.stringify(record), { expirationTtl: KV_MIN_TTL_SECONDS });
   return code;
 }
 
@@ -71,8 +72,13 @@ async function findExchangeCode(
   env: Bindings,
   code: string,
 ): Promise<{ key: string; record: ExchangeCodeRecord | null }> {
-  const key = await exchangeKey(env, code);
-  return { key, record: await readRecord(env.CODES, key, exchangeCodeRecordSchema) };
+  const ring = keyRing(env);
+  const key = await exchangeKey(ring.current, code);
+  const record = await readRecord(env.CODES, key, exchangeCodeRecordSchema);
+  if (record !== null || !ring.previous) return { key, record };
+  // A code issued just before a key rotation's switch, under the previous key.
+  const previous = await exchangeKey(ring.previous, code);
+  return { key: previous, record: await readRecord(env.CODES, previous, exchangeCodeRecordSchema) };
 }
 
 /**
@@ -161,6 +167,6 @@ async function meetsChallenge(challenge: string | undefined, verifier: string | 
   return timingSafeEqual(await s256Challenge(verifier), challenge);
 }
 
-async function exchangeKey(env: Bindings, code: string): Promise<string> {
-  return `exchange:${await hashSecret(env.DATA_PROTECTION_KEY, code)}`;
+async function exchangeKey(dataProtectionKey: string, code: string): Promise<string> {
+  return `exchange:${await hashSecret(dataProtectionKey, code)}`;
 }

@@ -8,7 +8,7 @@
  */
 import * as z from "zod/mini";
 import type { Bindings } from "../env";
-import { hashSecret } from "../security/data-protection";
+import { hashSecret, keyRing } from "../security/data-protection";
 import { randomToken } from "../security/random-token";
 import { readRecord } from "./records";
 
@@ -46,7 +46,7 @@ export type SignInLink = z.infer<typeof signInLinkSchema>;
 /** A new link's token (256 random bits) and the keyed hash it is stored and recorded under. */
 export async function newSignInToken(env: Bindings): Promise<{ token: string; tokenHash: string }> {
   const token = randomToken();
-  return { token, tokenHash: await signInTokenHash(env, token) };
+  return { token, tokenHash: await signInTokenHash(env.DATA_PROTECTION_KEY, token) };
 }
 
 export async function storeSignInLink(env: Bindings, tokenHash: string, link: SignInLink): Promise<void> {
@@ -58,13 +58,18 @@ export async function findSignInLink(
   env: Bindings,
   token: string,
 ): Promise<{ link: SignInLink; tokenHash: string } | null> {
-  const tokenHash = await signInTokenHash(env, token);
-  const link = await readRecord(env.CODES, linkKey(tokenHash), signInLinkSchema);
-  return link === null ? null : { link, tokenHash };
+  const ring = keyRing(env);
+  // A link mailed just before a key rotation's switch is under the previous key.
+  for (const key of ring.previous ? [ring.current, ring.previous] : [ring.current]) {
+    const tokenHash = await signInTokenHash(key, token);
+    const link = await readRecord(env.CODES, linkKey(tokenHash), signInLinkSchema);
+    if (link !== null) return { link, tokenHash };
+  }
+  return null;
 }
 
-function signInTokenHash(env: Bindings, token: string): Promise<string> {
-  return hashSecret(env.DATA_PROTECTION_KEY, `signin:${token}`);
+function signInTokenHash(dataProtectionKey: string, token: string): Promise<string> {
+  return hashSecret(dataProtectionKey, `signin:${token}`);
 }
 
 const linkKey = (tokenHash: string) => `signin:${tokenHash}`;

@@ -13,7 +13,7 @@ import { respondError } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { signingKey, signingRequested } from "../http/signing";
 import { signingSecretsAt } from "../oauth/signing-secrets";
-import { openSecret } from "../security/data-protection";
+import { keyRing, openSecret } from "../security/data-protection";
 
 export const signedResponses = createMiddleware<AppEnv>(async (c, next) => {
   // A call without a query cannot ask; the others are parsed (decoded), so no spelling slips by.
@@ -49,5 +49,5 @@ export async function loadSigningKey(c: Context<AppEnv>, clientId: string): Prom
       "This client has no signing secret, so its responses cannot be signed; ask for one to be set",
     );
   }
-  signing.key = await signingKey(await openSecret(c.env.DATA_PROTECTION_KEY, sealed));
+  signing.key = await signingKey(await openSecret(keyRing(c.env), sealed));
 }

@@ -17,14 +17,14 @@
 import type { Context } from "hono";
 import type { Database } from "../db/client";
 import { IsolateCache } from "../db/isolate-cache";
-import { findClient, type ClientRecord } from "../db/queries/clients";
+import { findClient, type ClientRecord, rehashClientSecret } from "../db/queries/clients";
 import type { AppEnv } from "../env";
-import { OAuthError } from "../errors";
+import { logUnlessPlatformFault, OAuthError } from "../errors";
 import { decodeBase64Utf8 } from "../http/encoding";
 import { nowInSeconds } from "../http/datetime";
 import { clientIp, ipAllowed } from "../http/ip";
 import { matchesSecret } from "../security/constant-time";
-import { verifySecret } from "../security/data-protection";
+import { keyRing, protectSecret, verifySecret } from "../security/data-protection";
 
 const CLIENT_CACHE_TTL_MS = 60_000;
 /**
@@ -89,7 +89,8 @@ export async function authenticateClient(
 /**
  * Until when `secret` is the client's: for ever as its current secret, until the previous
  * secret's end as that one (a rotation's overlap); undefined when it is neither. An unknown
- * client costs the one hash a known one does.
+ * client costs the one hash a known one does. A secret hashed under the previous data-protection
+ * key is hashed again under the current one, after the answer (docs/operations.md).
  */
 async function secretValidUntil(
   c: Context<AppEnv>,
@@ -97,12 +98,38 @@ async function secretValidUntil(
   record: ClientRecord | undefined,
   now: number,
 ): Promise<number | undefined> {
-  const key = c.env.DATA_PROTECTION_KEY;
-  if (await verifySecret(key, secret, record?.secretHash ?? "")) return Infinity;
+  const ring = keyRing(c.env);
+  const rehash = (column: "secretHash" | "previousSecretHash", stored: string) =>
+    rehashUnderCurrentKey(c, record!.id, column, stored, secret);
+  const current = record?.secretHash ?? "";
+  const asCurrent = await verifySecret(ring, secret, current);
+  if (asCurrent === "previous") rehash("secretHash", current);
+  if (asCurrent) return Infinity;
   const previous = record?.previousSecretHash;
   const expires = record?.previousSecretExpires ?? 0;
-  if (previous && expires > now && (await verifySecret(key, secret, previous))) return expires;
-  return undefined;
+  const asPrevious = previous && expires > now ? await verifySecret(ring, secret, previous) : null;
+  if (asPrevious === "previous") rehash("previousSecretHash", previous!);
+  return asPrevious ? expires : undefined;
+}
+
+/**
+ * After the answer, stores a client's `secret`, which verified under the previous data-protection
+ * key, hashed under the current one (unless the column changed meanwhile): nothing then depends on
+ * the previous key for it. A failure leaves it for the next use.
+ */
+export function rehashUnderCurrentKey(
+  c: Context<AppEnv>,
+  clientId: string,
+  column: "secretHash" | "previousSecretHash" | "registrationTokenHash",
+  stored: string,
+  secret: string,
+): void {
+  c.executionCtx.waitUntil(
+    protectSecret(keyRing(c.env), secret)
+      .then((hash) => rehashClientSecret(c.get("db")(), clientId, column, stored, hash))
+      .then(() => forgetClient(clientId))
+      .catch((err) => logUnlessPlatformFault("client-auth: hashing a secret under the current key failed", err)),
+  );
 }
 
 /**

@@ -7,12 +7,13 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { timingSafeEqual } from "../security/constant-time";
-import { hashSecret } from "../security/data-protection";
+import { hashSecret, keyRing, macMatches } from "../security/data-protection";
 
 export function consentTicket(c: Context<AppEnv>, sessionHash: string, clientId: string): Promise<string> {
-  return hashSecret(c.env.DATA_PROTECTION_KEY, `consent:${sessionHash}:${clientId}`);
+  return hashSecret(c.env.DATA_PROTECTION_KEY, consentText(sessionHash, clientId));
 }
+
+const consentText = (sessionHash: string, clientId: string) => `consent:${sessionHash}:${clientId}`;
 
 export async function consentTicketValid(
   c: Context<AppEnv>,
@@ -20,5 +21,5 @@ export async function consentTicketValid(
   clientId: string,
   presented: string | null,
 ): Promise<boolean> {
-  return presented !== null && timingSafeEqual(await consentTicket(c, sessionHash, clientId), presented);
+  return presented !== null && macMatches(keyRing(c.env), consentText(sessionHash, clientId), presented);
 }

@@ -4,7 +4,7 @@
  */
 import type { Bindings } from "../env";
 import type { RefreshTokenRecord } from "../db/queries/refresh-tokens";
-import { hashSecret } from "../security/data-protection";
+import { keyRing, protectedForms, protectSecret } from "../security/data-protection";
 import { randomToken } from "../security/random-token";
 
 export const REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600;
@@ -19,11 +19,13 @@ export const ROTATION_GRACE_SECONDS = 30;
 /** A new token, what is stored of it, and until when it is valid. */
 export async function newRefreshToken(env: Bindings, now: number) {
   const token = randomToken(REFRESH_TOKEN_BYTES);
-  return { token, tokenHash: await refreshTokenHash(env, token), created: now, expires: now + REFRESH_TOKEN_LIFETIME };
+  const tokenHash = await protectSecret(keyRing(env), token);
+  return { token, tokenHash, created: now, expires: now + REFRESH_TOKEN_LIFETIME };
 }
 
-export function refreshTokenHash(env: Bindings, token: string): Promise<string> {
-  return hashSecret(env.DATA_PROTECTION_KEY, token);
+/** The forms a presented token may be stored in: under the current key, or during a key rotation the previous. */
+export function refreshTokenForms(env: Bindings, token: string): Promise<string[]> {
+  return protectedForms(keyRing(env), token);
 }
 
 /** A family for the tokens that one grant starts. */

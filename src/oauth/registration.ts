@@ -38,9 +38,9 @@ import {
 import { ADMIN_GIVEN_GRANTS } from "../schemas/client-settings";
 import { LIMITS } from "../schemas/limits";
 import { registrationSchema } from "../schemas/responses/registration";
-import { hashSecret, verifySecret } from "../security/data-protection";
+import { keyRing, protectSecret, verifySecret } from "../security/data-protection";
 import { newClientId, randomToken } from "../security/random-token";
-import { forgetClient } from "./client-auth";
+import { forgetClient, rehashUnderCurrentKey } from "./client-auth";
 import { NO_STORE, PUBLIC_CLIENT_GRANTS } from "./routes";
 import { SIGNING_ALGORITHMS } from "./signing-algorithms";
 
@@ -110,7 +110,7 @@ export const registrationRoutes = new Hono<AppEnv>()
       const id = newClientId();
       const secret = fields.publicClient ? undefined : randomToken();
       const registrationToken = randomToken();
-      const key = c.env.DATA_PROTECTION_KEY;
+      const ring = keyRing(c.env);
       await clientRow(db, {
         ...fields,
         id,
@@ -121,8 +121,8 @@ export const registrationRoutes = new Hono<AppEnv>()
         ipAllowList: admin.ipAllowList,
         rateLimit: admin.rateLimit,
         // A public client's secret is one nobody knows: no secret matches it.
-        secretHash: await hashSecret(key, secret ?? randomToken()),
-        registrationTokenHash: await hashSecret(key, registrationToken),
+        secretHash: await protectSecret(ring, secret ?? randomToken()),
+        registrationTokenHash: await protectSecret(ring, registrationToken),
         enableSso: true,
       }).run();
       const client = (await findClient(db, id))!;
@@ -154,10 +154,9 @@ export const registrationRoutes = new Hono<AppEnv>()
       if (metadata.client_id !== client.id) {
         throw new OAuthError(400, "invalid_request", "Member 'client_id' must be the registration's client id");
       }
-      const key = c.env.DATA_PROTECTION_KEY;
       if (
         metadata.client_secret !== undefined &&
-        !(await verifySecret(key, metadata.client_secret, client.secretHash))
+        !(await verifySecret(keyRing(c.env), metadata.client_secret, client.secretHash))
       ) {
         throw new OAuthError(400, "invalid_request", "Member 'client_secret' is not the client's secret");
       }
@@ -285,12 +284,13 @@ async function registeredClient(c: Context<AppEnv>): Promise<ClientRecord> {
   const id = c.req.param("clientId") ?? "";
   const client = token && id.length <= 64 ? await findClient(c.get("db")(), id) : undefined;
   const stored = client?.registrationTokenHash;
-  const valid = token !== undefined && stored && (await verifySecret(c.env.DATA_PROTECTION_KEY, token, stored));
+  const valid = token !== undefined && stored ? await verifySecret(keyRing(c.env), token, stored) : null;
   if (!client || !valid) {
     throw new OAuthError(401, "invalid_token", "The registration access token is not valid for this client", {
       "WWW-Authenticate": 'Bearer error="invalid_token"',
     });
   }
+  if (valid === "previous") rehashUnderCurrentKey(c, client.id, "registrationTokenHash", stored!, token!);
   return client;
 }
 

@@ -17,7 +17,7 @@ import type { AccessTokenClaims, AppEnv } from "../env";
 import { auditEntry, byClient, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
-import { refreshTokenHash } from "./refresh-tokens";
+import { refreshTokenForms } from "./refresh-tokens";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
 import { verifyAccessToken } from "./tokens";
 
@@ -63,7 +63,7 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
     await auditEntry(c, byClient(client), entry, now).run();
     return;
   }
-  const refresh = await findRefreshToken(c.get("db")(), await refreshTokenHash(c.env, token));
+  const refresh = await findRefreshToken(c.get("db")(), await refreshTokenForms(c.env, token));
   if (refresh && refresh.clientId === client.id) {
     await revokeGrant(c, client, { grant: refresh.family, userId: refresh.userId, reason: "revoked" }, now);
   }
@@ -100,7 +100,7 @@ export async function introspectToken(
       token_use: claims.kind,
     };
   }
-  const refresh = await findRefreshToken(c.get("db")(), await refreshTokenHash(c.env, token));
+  const refresh = await findRefreshToken(c.get("db")(), await refreshTokenForms(c.env, token));
   if (!refresh || refresh.clientId !== clientId || refresh.revoked !== null || refresh.expires <= now) return inactive;
   if (!(await userMaySignIn(c, refresh.userId))) return inactive;
   // No token_type: RFC 7662 means the access token's type (RFC 6749 §5.1); token_use tells the kind.

@@ -1,7 +1,8 @@
 /**
- * Browser sessions, the single sign-on of the browser flows. The cookie is `<id>.<signature>`: 256
- * random bits and their keyed HMAC, so a forged cookie is refused before any database read; D1
- * holds only the id's keyed hash, with the user, its expiry and a revocation. HttpOnly,
+ * Browser sessions, the single sign-on of the browser flows. The cookie is `<id>.<key id>.<signature>`:
+ * 256 random bits and their keyed HMAC under the key it names, so a forged cookie is refused before
+ * any database read; D1 holds only the id's keyed hash, with the user, its expiry and a revocation.
+ * A cookie of before key rotation, `<id>.<signature>`, stands for a bare hash under the first key. HttpOnly,
  * SameSite=Lax, and Secure with the `__Host-` prefix wherever the service runs on https (local
  * http cannot carry Secure cookies).
  */
@@ -14,7 +15,7 @@ import { signInEntry, type SignInClient } from "../events/audit";
 import { queueLogoutNotices } from "../queues/logout-notices";
 import type { AppEnv, Bindings } from "../env";
 import { timingSafeEqual } from "../security/constant-time";
-import { hashSecret } from "../security/data-protection";
+import { hashSecret, keyId, keyOfProtected, keyRing, protectSecret } from "../security/data-protection";
 import { randomToken } from "../security/random-token";
 
 const SESSION_COOKIE = "session";
@@ -48,7 +49,7 @@ export type NewSession = {
  */
 export async function newSessionId(env: Bindings): Promise<SessionId> {
   const id = randomToken();
-  return { id, idHash: await hashSecret(env.DATA_PROTECTION_KEY, id) };
+  return { id, idHash: await protectSecret(keyRing(env), id) };
 }
 
 /** Starts the session `id` and sets its cookie; the browser's previous session, if any, ends. */
@@ -94,7 +95,7 @@ export async function setSessionCookie(
   { lifetime, persistent }: Pick<NewSession, "lifetime" | "persistent">,
 ): Promise<void> {
   const key = c.env.DATA_PROTECTION_KEY;
-  setCookie(c, SESSION_COOKIE, `${id}.${await hashSecret(key, `session-cookie:${id}`)}`, {
+  setCookie(c, SESSION_COOKIE, `${id}.${await keyId(key)}.${await hashSecret(key, `session-cookie:${id}`)}`, {
     path: "/",
     httpOnly: true,
     sameSite: "Lax",
@@ -113,8 +114,8 @@ export type SignedIn = LiveSession & { sessionHash: string };
  * The session's public id, OpenID Connect's `sid`: the ID tokens of one session share it, and a
  * logout names the session by it. Derived from the id's keyed hash, so it opens nothing.
  */
-export function sessionSid(env: Bindings, sessionHash: string): Promise<string> {
-  return hashSecret(env.DATA_PROTECTION_KEY, `sid:${sessionHash}`);
+export async function sessionSid(env: Bindings, sessionHash: string): Promise<string> {
+  return hashSecret(await keyOfProtected(keyRing(env), sessionHash), `sid:${sessionHash}`);
 }
 
 /** The `sid` of the session the browser presents (live or not), when its cookie's signature holds. */
@@ -142,11 +143,20 @@ export async function endPresentedSession(c: Context<AppEnv>, now: number): Prom
 async function presentedSessionHash(c: Context<AppEnv>): Promise<string | null> {
   const { prefix } = cookieSecurity(c);
   const value = getCookie(c, SESSION_COOKIE, prefix);
-  const [id, signature, ...rest] = value?.split(".") ?? [];
-  if (!id || !signature || rest.length > 0) return null;
-  const key = c.env.DATA_PROTECTION_KEY;
-  if (!timingSafeEqual(await hashSecret(key, `session-cookie:${id}`), signature)) return null;
-  return hashSecret(key, id);
+  const parts = value?.split(".") ?? [];
+  if (parts.length !== 2 && parts.length !== 3) return null;
+  const [id, signature] = [parts[0], parts.at(-1)];
+  if (!id || !signature) return null;
+  const ring = keyRing(c.env);
+  const named = parts.length === 3 ? parts[1] : undefined;
+  for (const key of ring.previous ? [ring.current, ring.previous] : [ring.current]) {
+    const keyName = await keyId(key);
+    if (named !== undefined && named !== keyName) continue;
+    if (!timingSafeEqual(await hashSecret(key, `session-cookie:${id}`), signature)) continue;
+    const hash = await hashSecret(key, id);
+    return named === undefined ? hash : `${keyName}.${hash}`;
+  }
+  return null;
 }
 
 export function cookieSecurity(c: Context<AppEnv>): { secure: boolean; prefix?: "host" } {

@@ -25,7 +25,7 @@ import { formatDatetime, nowInSeconds } from "../http/datetime";
 import { signData, signingKey } from "../http/signing";
 import { signingSecretsAt } from "../oauth/signing-secrets";
 import { type CallbackDelivery, callbackDeliverySchema } from "../schemas/callback-delivery";
-import { openSecret } from "../security/data-protection";
+import { keyRing, openSecret } from "../security/data-protection";
 
 /** The queue's name, before its environment's suffix (wrangler.toml). */
 export const CALLBACKS_QUEUE = "account-commerce-callbacks-";
@@ -89,7 +89,7 @@ async function deliver(env: Bindings, { clientId, attempt }: CallbackDelivery): 
     ]);
     return settle(changes.length > MAX_CALLBACK_CHANGES);
   }
-  const body = await signedBody(await openSecret(env.DATA_PROTECTION_KEY, sealed), entriesOf(sent));
+  const body = await signedBody(await openSecret(keyRing(env), sealed), entriesOf(sent));
   if (await post(url, body, clientId)) {
     const [, more] = await db.batch([deliveredChanges(db, clientId, lastId), changesWaiting(db, clientId)]);
     return settle(more.length > 0);

@@ -33,6 +33,7 @@ export const API_ENDPOINTS = [
   "client/update",
   "user/export",
   "audit",
+  "keys",
 ] as const;
 
 export type ApiEndpoint = (typeof API_ENDPOINTS)[number];

@@ -14,3 +14,6 @@ export const clientSecretRequestSchema = z.object({
 
 /** POST /api/2/client/{clientId}/status, form-encoded. */
 export const clientStatusRequestSchema = z.object({ status: z.enum(["active", "disabled"]) });
+
+/** POST /api/2/keys/reseal, form-encoded: `end=now` ends the rotation whatever still depends on the previous key. */
+export const resealRequestSchema = z.object({ end: z.optional(z.enum(["when-done", "now"])) });

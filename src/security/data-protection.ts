@@ -5,6 +5,12 @@
  *   a leaked database does not even allow offline guessing.
  * - an AES-256-GCM key that seals client signing secrets, which must be recovered to sign responses.
  * - an HMAC-SHA256 key for the key's fingerprint alone (`keyFingerprint`).
+ *
+ * The key can be rotated (docs/operations.md "Rotating the data-protection key"): a KeyRing holds
+ * the current key, which protects everything written, and during a rotation the previous one, which
+ * only reads. A value stored in D1 names the key it is under, `<key id>.<hash>` and
+ * `<key id>.<nonce>.<ciphertext>`; a value written before rotation existed is bare, under the
+ * database's first key, which while it still protects anything is the ring's oldest.
  * Shared by the Worker and the Node import script.
  */
 import { base64url, type CryptoKey } from "jose";
@@ -21,19 +27,51 @@ const refusedKeys = new Map<string, ConfigurationError>();
 /** What the fingerprint is the HMAC of: any fixed text would do, but it must never change. */
 const FINGERPRINT_LABEL = "DATA_PROTECTION_KEY fingerprint";
 const MIN_KEY_BYTES = 32;
+/** A key's id: the start of its fingerprint, 48 bits, so that two keys of one ring never share one. */
+const KEY_ID_LENGTH = 8;
+const keyIds = new Map<string, Promise<string>>();
 
-/** Why `secret` cannot be the data-protection key, or null when it can; never quotes it. */
-export function dataProtectionKeyProblem(secret: string | undefined): string | null {
-  if (!secret) return "DATA_PROTECTION_KEY is not set";
+/** The keys data is protected under: `current` protects what is written, `previous` only reads. */
+export type KeyRing = { current: string; previous?: string };
+
+/** `env`'s keys; a malformed previous key is left out (src/configuration.ts reports it). */
+export function keyRing(env: { DATA_PROTECTION_KEY: string; DATA_PROTECTION_KEY_PREVIOUS?: string }): KeyRing {
+  const previous = env.DATA_PROTECTION_KEY_PREVIOUS;
+  return previous && previous !== env.DATA_PROTECTION_KEY && dataProtectionKeyProblem(previous) === null
+    ? { current: env.DATA_PROTECTION_KEY, previous }
+    : { current: env.DATA_PROTECTION_KEY };
+}
+
+/** The ring's keys, the previous first: the order bare values are tried in, oldest first. */
+const keysOf = (ring: KeyRing): string[] => (ring.previous ? [ring.previous, ring.current] : [ring.current]);
+
+/** The id a stored value names its key by. */
+export function keyId(secret: string): Promise<string> {
+  let id = keyIds.get(secret);
+  if (!id) {
+    id = keyFingerprint(secret).then((fingerprint) => fingerprint.slice(0, KEY_ID_LENGTH));
+    keyIds.set(secret, id);
+    id.catch(() => keyIds.delete(secret));
+  }
+  return id;
+}
+
+/** The ring's key whose id is `id`, if any. */
+async function keyById(ring: KeyRing, id: string): Promise<string | undefined> {
+  for (const key of keysOf(ring)) if ((await keyId(key)) === id) return key;
+  return undefined;
+}
+
+/** Why `secret` cannot be the data-protection key (or `name`), or null when it can; never quotes it. */
+export function dataProtectionKeyProblem(secret: string | undefined, name = "DATA_PROTECTION_KEY"): string | null {
+  if (!secret) return `${name} is not set`;
   let material: Uint8Array;
   try {
     material = base64url.decode(secret);
   } catch {
     material = new Uint8Array(0);
   }
-  return material.length < MIN_KEY_BYTES
-    ? `DATA_PROTECTION_KEY must be at least ${MIN_KEY_BYTES} bytes, base64url-encoded`
-    : null;
+  return material.length < MIN_KEY_BYTES ? `${name} must be at least ${MIN_KEY_BYTES} bytes, base64url-encoded` : null;
 }
 
 /**
@@ -85,24 +123,87 @@ export function keyFingerprint(dataProtectionKey: string): Promise<string> {
   return hmac(dataProtectionKey, "key-fingerprint", FINGERPRINT_LABEL);
 }
 
-/** Checks a presented secret against its stored hash in constant time. */
-export async function verifySecret(dataProtectionKey: string, value: string, storedHash: string): Promise<boolean> {
-  return timingSafeEqual(await hashSecret(dataProtectionKey, value), storedHash);
+/** A secret's keyed hash as D1 stores it, under the ring's current key: `<key id>.<hash>`. */
+export async function protectSecret(ring: KeyRing, value: string): Promise<string> {
+  return `${await keyId(ring.current)}.${await hashSecret(ring.current, value)}`;
 }
 
-/** AES-256-GCM with a random 96-bit nonce: `<nonce>.<ciphertext>` in base64url. */
-export async function sealSecret(dataProtectionKey: string, value: string): Promise<string> {
-  const key = await derivedKey(dataProtectionKey, "secret-seal");
+/** Every form `value` may be stored in under the ring: to look a presented secret up by. */
+export async function protectedForms(ring: KeyRing, value: string): Promise<string[]> {
+  const forms = await Promise.all(
+    keysOf(ring).map(async (key) => `${await keyId(key)}.${await hashSecret(key, value)}`),
+  );
+  // A bare hash is under the oldest key: its tagged form without the tag.
+  return [...forms.reverse(), forms.at(-1)!.slice(KEY_ID_LENGTH + 1)];
+}
+
+/** Under which of the ring's keys a stored value is: by its tag, or for a bare one the oldest. */
+export async function keyOfProtected(ring: KeyRing, stored: string): Promise<string> {
+  const parts = stored.split(".");
+  const tagged = parts.length === 3 || (parts.length === 2 && parts[0]!.length === KEY_ID_LENGTH);
+  return (tagged ? await keyById(ring, parts[0]!) : ring.previous) ?? ring.current;
+}
+
+/** Whether a stored value (hash or sealed) is under the ring's current key, as written now. */
+export async function underCurrentKey(ring: KeyRing, stored: string): Promise<boolean> {
+  return stored.startsWith(`${await keyId(ring.current)}.`);
+}
+
+/**
+ * Checks a presented secret against its stored hash in constant time: `current` when it matches
+ * under the current key, `previous` under the previous one (to re-hash it then), else null.
+ */
+export async function verifySecret(
+  ring: KeyRing,
+  value: string,
+  stored: string,
+): Promise<"current" | "previous" | null> {
+  const dot = stored.indexOf(".");
+  const key = dot === KEY_ID_LENGTH ? await keyById(ring, stored.slice(0, dot)) : undefined;
+  const candidates = dot === -1 ? keysOf(ring) : key === undefined ? [] : [key];
+  for (const candidate of candidates) {
+    const hash = await hashSecret(candidate, value);
+    if (timingSafeEqual(dot === -1 ? hash : `${stored.slice(0, dot)}.${hash}`, stored)) {
+      return candidate === ring.current ? "current" : "previous";
+    }
+  }
+  if (candidates.length === 0) await hashSecret(ring.current, value); // the same cost for an unknown key
+  return null;
+}
+
+/** Whether `presented` is `value`'s keyed hash under one of the ring's keys (a form's or a cookie's). */
+export async function macMatches(ring: KeyRing, value: string, presented: string): Promise<boolean> {
+  for (const key of [ring.current, ...(ring.previous ? [ring.previous] : [])]) {
+    if (timingSafeEqual(await hashSecret(key, value), presented)) return true;
+  }
+  return false;
+}
+
+/** AES-256-GCM with a random 96-bit nonce under the current key: `<key id>.<nonce>.<ciphertext>`, base64url. */
+export async function sealSecret(ring: KeyRing, value: string): Promise<string> {
+  const key = await derivedKey(ring.current, "secret-seal");
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, encoder.encode(value));
-  return `${base64url.encode(iv)}.${base64url.encode(new Uint8Array(sealed))}`;
+  return `${await keyId(ring.current)}.${base64url.encode(iv)}.${base64url.encode(new Uint8Array(sealed))}`;
 }
 
-/** Recovers a sealed secret; throws when it was tampered with or sealed under another key. */
-export async function openSecret(dataProtectionKey: string, sealed: string): Promise<string> {
-  const [iv, data] = sealed.split(".");
-  if (!iv || !data) throw new Error("malformed sealed secret");
-  const key = await derivedKey(dataProtectionKey, "secret-seal");
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: base64url.decode(iv) }, key, base64url.decode(data));
-  return new TextDecoder().decode(plain);
+/** Recovers a sealed secret; throws when it was tampered with or sealed under a key not in the ring. */
+export async function openSecret(ring: KeyRing, sealed: string): Promise<string> {
+  const parts = sealed.split(".");
+  const [iv, data] = parts.slice(-2);
+  if (!iv || !data || parts.length > 3) throw new Error("malformed sealed secret");
+  const tagged = parts.length === 3 ? await keyById(ring, parts[0]!) : undefined;
+  if (parts.length === 3 && tagged === undefined) throw new Error("sealed under a key not in the ring");
+  let failure: unknown;
+  for (const secret of tagged === undefined ? keysOf(ring) : [tagged]) {
+    try {
+      const key = await derivedKey(secret, "secret-seal");
+      const nonce = base64url.decode(iv);
+      const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: nonce }, key, base64url.decode(data));
+      return new TextDecoder().decode(plain);
+    } catch (err) {
+      failure = err;
+    }
+  }
+  throw failure;
 }

@@ -2,9 +2,11 @@
  * `npm start` (test/cli/running-server.ts). What only the real local server shows is tested here:
  * bodies the Worker refuses must not take the server down.
  */
+import { execFile } from "node:child_process";
 import { request } from "node:http";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { npmScript } from "./commands";
 import { type RunningServer, startServer } from "./running-server";
 
 let server: RunningServer;
@@ -113,5 +115,30 @@ describe("npm start", () => {
     socket.destroy();
     await new Promise((done) => setTimeout(done, 500));
     expect(await statusCode()).toBe(200);
+  });
+
+  it("runs `npm run reseal` through the operator's client, and refuses it without credentials", async () => {
+    const reseal = (env: Record<string, string>) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+        const [command, args] = npmScript("reseal", "--url", base);
+        execFile(command, args, { env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+          done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const operator = { OPERATOR_CLIENT_ID: "8d9e0f1a2b3c4d5e6f708192", OPERATOR_CLIENT_SECRET: "operator-secret-7Lp4" };
+    expect(await reseal(operator)).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("No key rotation is under way"),
+    });
+    // The demo web client is no operator.
+    const web = { OPERATOR_CLIENT_ID: "4f1c2a9d8e7b6c5a4f3e2d1c", OPERATOR_CLIENT_SECRET: "nd-web-secret-7Qm2" };
+    expect(await reseal(web)).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("Only the operator's client rotates the data-protection key"),
+    });
+    expect(await reseal({ OPERATOR_CLIENT_ID: "", OPERATOR_CLIENT_SECRET: "" })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("usage:"),
+    });
   });
 });

@@ -17,7 +17,7 @@ import { RateLimiter, rateLimiterFor } from "../../src/durable-objects/rate-limi
 import { RESERVATION_HOLD_MS } from "../../src/durable-objects/redemptions";
 import { CALL_DEADLINE_MS } from "../../src/platform/calls";
 import type { Bindings } from "../../src/env";
-import { hashSecret } from "../../src/security/data-protection";
+import { keyRing, protectSecret } from "../../src/security/data-protection";
 import { type BindingName, type Fault, faultyEnv, fetchWith, platformErrors } from "../helpers/faults";
 import {
   BASE,
@@ -358,7 +358,7 @@ describe("GET /oauth/webview under a storage fault", () => {
   async function sessionOf(res: Response) {
     const id = /session=([^.;]+)\./.exec(res.headers.get("Set-Cookie") ?? "")?.[1];
     expect(id).toBeDefined();
-    const idHash = await hashSecret(env.DATA_PROTECTION_KEY, id!);
+    const idHash = await protectSecret(keyRing(env), id!);
     return openDatabase(env.DB).select().from(sessions).where(eq(sessions.idHash, idHash)).get();
   }
 

@@ -18,7 +18,13 @@ import { ApiError, OAuthError } from "../../errors";
 import { type Actor, auditEntry } from "../../events/audit";
 import { describeRoute, respond } from "../../http/container";
 import { formatDatetime, nowInSeconds } from "../../http/datetime";
-import { earlierResource, IDEMPOTENCY_KEY_PARAMETER, idempotencyOf, keyRecord } from "../../http/idempotency";
+import {
+  earlierResource,
+  IDEMPOTENCY_KEY_PARAMETER,
+  idempotencyOf,
+  keyRecord,
+  openKeptSecret,
+} from "../../http/idempotency";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { forgetClient } from "../../oauth/client-auth";
@@ -31,7 +37,7 @@ import {
 } from "../../schemas/client-metadata";
 import { CLIENT_RIGHTS, type ClientSettings, clientSettingsSchema } from "../../schemas/client-settings";
 import { clientSettingsResponseSchema } from "../../schemas/responses/management";
-import { hashSecret, openSecret, sealSecret } from "../../security/data-protection";
+import { keyRing, protectSecret, sealSecret } from "../../security/data-protection";
 import { newClientId, randomToken } from "../../security/random-token";
 import { callerAuthority, heldBeyond, type Holdings, managedClient, requireAdministration } from "./authority";
 
@@ -220,7 +226,7 @@ export const clientSettingsRoutes = new Hono<AppEnv>()
       const db = c.get("db")();
       if (!(await merchantExists(db, merchantId))) throw new ApiError(404, "invalid_request", "Merchant not found");
       const now = nowInSeconds();
-      const key = c.env.DATA_PROTECTION_KEY;
+      const ring = keyRing(c.env);
       const idempotency = await idempotencyOf(c, authority.clientId);
       const made = async () => {
         const resource = await earlierResource(db, idempotency, now);
@@ -239,8 +245,8 @@ export const clientSettingsRoutes = new Hono<AppEnv>()
               object: "ClientSettings",
               data: {
                 ...settingsView(client),
-                ...(sealedSecret !== "-" && { clientSecret: await openSecret(key, sealedSecret) }),
-                signingSecret: await openSecret(key, sealedSigning),
+                ...(sealedSecret !== "-" && { clientSecret: await openKeptSecret(c.env, sealedSecret) }),
+                signingSecret: await openKeptSecret(c.env, sealedSigning),
               },
             },
             201,
@@ -261,11 +267,11 @@ export const clientSettingsRoutes = new Hono<AppEnv>()
       refuseProblem(settingsProblem(record, record, c.env.ENVIRONMENT));
       const secret = record.publicClient ? undefined : randomToken();
       const signingSecret = randomToken();
-      const signingSecretSealed = await sealSecret(key, signingSecret);
+      const signingSecretSealed = await sealSecret(ring, signingSecret);
       // A public client's secret is one nobody knows: no secret matches it.
-      record.secretHash = await hashSecret(key, secret ?? randomToken());
+      record.secretHash = await protectSecret(ring, secret ?? randomToken());
       record.signingSecretSealed = signingSecretSealed;
-      const kept = `client:${record.id} ${secret === undefined ? "-" : await sealSecret(key, secret)} ${signingSecretSealed}`;
+      const kept = `client:${record.id} ${secret === undefined ? "-" : await sealSecret(ring, secret)} ${signingSecretSealed}`;
       try {
         await db.batch([
           clientRow(db, record),

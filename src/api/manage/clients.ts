@@ -24,7 +24,13 @@ import { auditEntry } from "../../events/audit";
 import { wakeSchedules } from "../../events/callbacks";
 import { describeRoute, respond } from "../../http/container";
 import { formatDatetime, nowInSeconds, parseDatetime } from "../../http/datetime";
-import { earlierResource, IDEMPOTENCY_KEY_PARAMETER, idempotencyOf, keyRecord } from "../../http/idempotency";
+import {
+  earlierResource,
+  IDEMPOTENCY_KEY_PARAMETER,
+  idempotencyOf,
+  keyRecord,
+  openKeptSecret,
+} from "../../http/idempotency";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
 import { forgetClient } from "../../oauth/client-auth";
@@ -36,7 +42,7 @@ import {
 } from "../../schemas/responses/management";
 import { clientSecretRequestSchema, clientStatusRequestSchema } from "../../schemas/management";
 import { timingSafeEqual } from "../../security/constant-time";
-import { hashSecret, openSecret, sealSecret, verifySecret } from "../../security/data-protection";
+import { keyRing, openSecret, protectSecret, sealSecret, verifySecret } from "../../security/data-protection";
 import { randomToken } from "../../security/random-token";
 import { callerAuthority, managedClient } from "./authority";
 import type { Actor } from "../../events/audit";
@@ -91,7 +97,7 @@ async function rotate(
     const resource = await earlierResource(db, idempotency, now);
     if (resource === undefined) return undefined;
     const [until, sealed] = resource.split(" ") as [string, string];
-    return { secret: await openSecret(c.env.DATA_PROTECTION_KEY, sealed), previousValidUntil: Number(until) };
+    return { secret: await openKeptSecret(c.env, sealed), previousValidUntil: Number(until) };
   };
   const repeated = await earlier();
   if (repeated) {
@@ -103,7 +109,7 @@ async function rotate(
   }
   const previousValidUntil = overlapEnd(sentUntil, now);
   const secret = randomToken();
-  const kept = `${previousValidUntil} ${await sealSecret(c.env.DATA_PROTECTION_KEY, secret)}`;
+  const kept = `${previousValidUntil} ${await sealSecret(keyRing(c.env), secret)}`;
   try {
     await db.batch([
       keep.write(db, await keep.as(secret), previousValidUntil, now),
@@ -151,13 +157,11 @@ export const clientManagementRoutes = new Hono<AppEnv>()
         "client.secret.rotate",
         c.req.valid("form").previousSecretValidUntil,
         {
-          as: (secret) => hashSecret(c.env.DATA_PROTECTION_KEY, secret),
-          isCurrent: async (secret) =>
-            verifySecret(
-              c.env.DATA_PROTECTION_KEY,
-              secret,
-              (await findClientRecord(c.get("db")(), client.id))!.secretHash,
-            ),
+          as: (secret) => protectSecret(keyRing(c.env), secret),
+          isCurrent: async (secret) => {
+            const stored = (await findClientRecord(c.get("db")(), client.id))!.secretHash;
+            return (await verifySecret(keyRing(c.env), secret, stored)) !== null;
+          },
           write: (db, hash, until, now) => rotateClientSecret(db, client.id, hash, until, now),
         },
       );
@@ -193,10 +197,10 @@ export const clientManagementRoutes = new Hono<AppEnv>()
         "client.signing-secret.rotate",
         c.req.valid("form").previousSecretValidUntil,
         {
-          as: (secret) => sealSecret(c.env.DATA_PROTECTION_KEY, secret),
+          as: (secret) => sealSecret(keyRing(c.env), secret),
           isCurrent: async (secret) => {
             const sealed = (await findClientRecord(c.get("db")(), client.id))?.signingSecretSealed;
-            return sealed != null && timingSafeEqual(await openSecret(c.env.DATA_PROTECTION_KEY, sealed), secret);
+            return sealed != null && timingSafeEqual(await openSecret(keyRing(c.env), sealed), secret);
           },
           write: (db, sealed, until, now) => rotateClientSigningSecret(db, client.id, sealed, until, now),
         },

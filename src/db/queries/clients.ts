@@ -83,6 +83,23 @@ export function changeClient(db: Database, id: string, fields: Partial<typeof cl
 }
 
 /** Deletes the client; its refresh tokens, devices and users' connections go with it (foreign keys). */
+/**
+ * Replaces a client's secret hash (or its previous secret's) by the same secret's hash under the
+ * current data-protection key, unless it changed meanwhile.
+ */
+export function rehashClientSecret(
+  db: Database,
+  id: string,
+  column: "secretHash" | "previousSecretHash" | "registrationTokenHash",
+  stored: string,
+  rehashed: string,
+) {
+  return db
+    .update(clients)
+    .set({ [column]: rehashed })
+    .where(and(eq(clients.id, id), eq(clients[column], stored)));
+}
+
 export async function deleteClient(db: Database, id: string): Promise<void> {
   await db.delete(clients).where(eq(clients.id, id));
 }

@@ -1,20 +1,50 @@
-import { eq, isNotNull } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 import type { Database } from "../client";
 import { clients, type FingerprintedSecret, keyFingerprints } from "../schema";
 
-/** The fingerprint recorded for `name`, or null when none is yet. */
-export async function findKeyFingerprint(db: Database, name: FingerprintedSecret): Promise<string | null> {
-  const row = await db
-    .select({ fingerprint: keyFingerprints.fingerprint })
-    .from(keyFingerprints)
-    .where(eq(keyFingerprints.name, name))
-    .get();
-  return row?.fingerprint ?? null;
+/** The data-protection key's recorded fingerprint, and the previous key's with its rotation's start while one is under way. */
+export type RecordedKeys = {
+  current: string | null;
+  previous: { fingerprint: string; since: number } | null;
+};
+
+/** The recorded fingerprints, in one read. */
+export async function findKeyFingerprints(db: Database): Promise<RecordedKeys> {
+  const rows = await db.select().from(keyFingerprints);
+  const row = (name: FingerprintedSecret) => rows.find((recorded) => recorded.name === name);
+  const previous = row("DATA_PROTECTION_KEY_PREVIOUS");
+  return {
+    current: row("DATA_PROTECTION_KEY")?.fingerprint ?? null,
+    previous: previous ? { fingerprint: previous.fingerprint, since: previous.created } : null,
+  };
 }
 
 /** Records `fingerprint` for `name` unless one is recorded already (which is then left as it is). */
 export async function recordKeyFingerprint(db: Database, name: FingerprintedSecret, fingerprint: string) {
   await db.insert(keyFingerprints).values({ name, fingerprint }).onConflictDoNothing();
+}
+
+/**
+ * Starts a rotation from the key `from` names to the one `to` names: `from` becomes the previous
+ * key (migration 0025's trigger takes the change only so). A rotation another isolate started
+ * meanwhile is left as it is.
+ */
+export async function startKeyRotation(db: Database, from: string, to: string, now: number): Promise<void> {
+  await db.batch([
+    db
+      .insert(keyFingerprints)
+      .values({ name: "DATA_PROTECTION_KEY_PREVIOUS", fingerprint: from, created: now })
+      .onConflictDoNothing(),
+    db
+      .update(keyFingerprints)
+      .set({ fingerprint: to })
+      .where(and(eq(keyFingerprints.name, "DATA_PROTECTION_KEY"), eq(keyFingerprints.fingerprint, from))),
+  ]);
+}
+
+/** Ends the rotation: nothing is read under the previous key any more. */
+export function endKeyRotation(db: Database) {
+  return db.delete(keyFingerprints).where(eq(keyFingerprints.name, "DATA_PROTECTION_KEY_PREVIOUS"));
 }
 
 /** Some client's sealed signing secret, or null when no client has one. */

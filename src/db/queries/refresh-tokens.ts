@@ -31,17 +31,18 @@ export function recordGrantWithoutRefreshToken(
   });
 }
 
-export function findRefreshToken(db: Database, tokenHash: string): Promise<RefreshTokenRecord | undefined> {
-  return db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash)).get();
+/** The token stored under one of `tokenHashes`, the forms it may be stored in (refreshTokenForms). */
+export function findRefreshToken(db: Database, tokenHashes: string[]): Promise<RefreshTokenRecord | undefined> {
+  return db.select().from(refreshTokens).where(inArray(refreshTokens.tokenHash, tokenHashes)).get();
 }
 
 /** The token with its user's status (null when the user is gone), in one read for the refresh grant. */
-export function findRefreshTokenForRotation(db: Database, tokenHash: string) {
+export function findRefreshTokenForRotation(db: Database, tokenHashes: string[]) {
   return db
     .select({ token: refreshTokens, userStatus: users.status, userUuid: users.uuid })
     .from(refreshTokens)
     .leftJoin(users, eq(users.id, refreshTokens.userId))
-    .where(eq(refreshTokens.tokenHash, tokenHash))
+    .where(inArray(refreshTokens.tokenHash, tokenHashes))
     .get();
 }
 

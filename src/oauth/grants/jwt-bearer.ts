@@ -16,7 +16,7 @@ import { findUserRefusal, isConnected } from "../../db/queries/users";
 import { redeem } from "../../durable-objects/one-time-values";
 import type { Bindings } from "../../env";
 import { invalidGrant, invalidRequest } from "../../errors";
-import { openSecret } from "../../security/data-protection";
+import { keyRing, openSecret } from "../../security/data-protection";
 import { newRefreshTokenFamily } from "../refresh-tokens";
 import { signingSecretsAt } from "../signing-secrets";
 import { userIdOfSubject } from "../tokens";
@@ -52,7 +52,7 @@ async function verifiedAssertion(
 ) {
   const base = env.BASE_URL;
   for (const [i, sealed] of sealedSecrets.entries()) {
-    const secret = new TextEncoder().encode(await openSecret(env.DATA_PROTECTION_KEY, sealed));
+    const secret = new TextEncoder().encode(await openSecret(keyRing(env), sealed));
     try {
       const { payload } = await jwtVerify(assertion, secret, {
         algorithms: ["HS256"],

@@ -20,7 +20,7 @@ import {
 } from "../../db/queries/refresh-tokens";
 import { refusalOf } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
-import { inRotationGrace, newRefreshToken, refreshTokenHash } from "../refresh-tokens";
+import { inRotationGrace, newRefreshToken, refreshTokenForms } from "../refresh-tokens";
 import { revokeGrant } from "../revocation";
 import { type Grant, type GrantRequest, userTokens } from "./grant";
 
@@ -28,7 +28,7 @@ export const refreshTokenGrant: Grant = async (request) => {
   const { c, client, params, now } = request;
   if (!params.refresh_token) throw invalidRequest("Parameter 'refresh_token' is missing");
   const db = c.get("db")();
-  const found = await findRefreshTokenForRotation(db, await refreshTokenHash(c.env, params.refresh_token));
+  const found = await findRefreshTokenForRotation(db, await refreshTokenForms(c.env, params.refresh_token));
   // The same answer for unknown tokens and for another client's: neither tells the caller more.
   if (!found || found.token.clientId !== client.id) throw invalidGrant("The refresh token is invalid");
   const presented = found.token;
@@ -69,7 +69,7 @@ export const refreshTokenGrant: Grant = async (request) => {
   if (await rotateRefreshToken(db, presented, successor)) return response;
   // Revoked since it was read: by a rotation racing this one (a client's retry racing its own
   // first request), which the window covers as if it had come after; by anything else, reuse.
-  const rotatedSince = (await findRefreshTokenForRotation(db, presented.tokenHash))?.token;
+  const rotatedSince = (await findRefreshTokenForRotation(db, [presented.tokenHash]))?.token;
   if (!rotatedSince || !inRotationGrace(rotatedSince, now)) return refuseReuse(request, presented);
   const replacement = await newRefreshToken(c.env, now);
   if (!(await replaceUnusedSuccessor(db, rotatedSince, replacement))) return refuseReuse(request, presented);

@@ -115,3 +115,21 @@ export const signingSecretSchema = z.object({
   signingSecret: z.string(),
   previousSecretValidUntil: z.string(),
 });
+
+const liveUnderPrevious = z.object({ count: z.number(), until: z.nullable(z.string()) });
+
+/** A round of a data-protection key rotation's re-sealing (docs/operations.md). */
+export const keyRotationSchema = z.object({
+  rotation: z.enum(["none", "under-way", "ended"]),
+  started: z.nullable(z.string()),
+  resealed: z.number(),
+  previousKeyNeeded: z.boolean(),
+  remaining: z.object({
+    signingSecrets: z.number(),
+    clients: z.array(z.string()),
+    sessions: liveUnderPrevious,
+    refreshTokens: liveUnderPrevious,
+    idempotencyKeys: liveUnderPrevious,
+    signInLinks: z.object({ until: z.nullable(z.string()) }),
+  }),
+});
