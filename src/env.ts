@@ -34,6 +34,11 @@ export type Bindings = {
   MAIL_API_KEY?: string;
   /** The sender address of the service's mail. */
   MAIL_FROM?: string;
+  /** The HTTP SMS API verification codes go through (sms/sender.ts); secrets, unset locally. */
+  SMS_API_URL?: string;
+  SMS_API_KEY?: string;
+  /** The sender name or number of the service's text messages. */
+  SMS_FROM?: string;
 };
 
 /** Per-request values set by middleware; handlers read them, never rebuild them. */

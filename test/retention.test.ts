@@ -8,7 +8,14 @@ import { env } from "cloudflare:workers";
 import { eq, inArray } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
-import { auditEvents, idempotencyKeys, refreshTokens, sessions, signinRequests } from "../src/db/schema";
+import {
+  auditEvents,
+  idempotencyKeys,
+  phoneVerifications,
+  refreshTokens,
+  sessions,
+  signinRequests,
+} from "../src/db/schema";
 import worker from "../src/index";
 import { AUDIT_RETENTION_SECONDS } from "../src/jobs/retention";
 import { createClient, createUser } from "./helpers/seed";
@@ -112,5 +119,29 @@ describe("the retention job", () => {
       .where(eq(refreshTokens.userId, userId));
     expect(again.map((row) => row.family).sort()).toEqual(["access-live", "live"]);
     expect(log.mock.calls.join("\n")).toMatch(/retention: purged .*"sessions":\d+/);
+  });
+
+  it("purges phone number changes whose code has expired, and keeps a live one", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const now = Math.floor(Date.now() / 1000);
+    const first = 29_950 + Math.floor(Math.random() * 20) * 2;
+    await createUser(first);
+    await createUser(first + 1);
+    const change = (userId: number, expires: number) => ({
+      userId,
+      clientId: "phone-test",
+      merchantId: 10,
+      phoneNumber: "+4790000000",
+      codeHash: "x",
+      created: expires - 600,
+      expires,
+    });
+    await db.insert(phoneVerifications).values([change(first, now - 1), change(first + 1, now + 300)]);
+    await runJob();
+    const left = await db
+      .select({ userId: phoneVerifications.userId })
+      .from(phoneVerifications)
+      .where(inArray(phoneVerifications.userId, [first, first + 1]));
+    expect(left).toEqual([{ userId: first + 1 }]);
   });
 });

@@ -9,6 +9,7 @@ import {
   purgeAuditEvents,
   purgeFailedCallbacks,
   purgeIdempotencyKeys,
+  purgePhoneVerifications,
   purgeRefreshTokens,
   purgeSessions,
   purgeSigninRequests,
@@ -38,6 +39,7 @@ export type Purged = {
   auditEvents: number;
   idempotencyKeys: number;
   failedCallbacks: number;
+  phoneVerifications: number;
   /** Clients whose waiting callbacks were overdue, their schedules woken. */
   callbacksWoken: number;
 };
@@ -51,6 +53,7 @@ export async function purgeExpired(env: Bindings, now: number): Promise<Purged> 
     auditEvents: 0,
     idempotencyKeys: 0,
     failedCallbacks: 0,
+    phoneVerifications: 0,
     callbacksWoken: 0,
   };
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -61,6 +64,7 @@ export async function purgeExpired(env: Bindings, now: number): Promise<Purged> 
       purgeAuditEvents(db, now - AUDIT_RETENTION_SECONDS, ROWS_PER_ROUND),
       purgeIdempotencyKeys(db, now - IDEMPOTENCY_KEY_SECONDS, ROWS_PER_ROUND),
       purgeFailedCallbacks(db, now - FAILED_CALLBACK_RETENTION_SECONDS, ROWS_PER_ROUND),
+      purgePhoneVerifications(db, now, ROWS_PER_ROUND),
     ]);
     const counts = results.map((result) => result.meta.changes);
     purged.refreshTokens += counts[0]!;
@@ -69,6 +73,7 @@ export async function purgeExpired(env: Bindings, now: number): Promise<Purged> 
     purged.auditEvents += counts[3]!;
     purged.idempotencyKeys += counts[4]!;
     purged.failedCallbacks += counts[5]!;
+    purged.phoneVerifications += counts[6]!;
     if (Math.max(...counts) < ROWS_PER_ROUND) break;
   }
   purged.callbacksWoken = await wakeOverdueCallbacks(env, db, now);

@@ -362,6 +362,15 @@ export const ADDRESS_CHANGE_CONTEXT: Record<Locale, string> = {
   sv_SE: "Den här adressen angavs som din nya inloggningsadress. Att öppna länken bekräftar den.",
 };
 
+/** The text message that carries a new phone number's code (api/manage/user-profile.ts). */
+export const PHONE_CODE_TEXT: Record<Locale, (code: string, client: string) => string> = {
+  en_US: (code, client) => `${code} is your code to confirm this number for ${client}. It expires in 10 minutes.`,
+  nb_NO: (code, client) =>
+    `${code} er koden din for å bekrefte dette nummeret hos ${client}. Den utløper om 10 minutter.`,
+  sv_SE: (code, client) =>
+    `${code} är din kod för att bekräfta det här numret hos ${client}. Den går ut om 10 minuter.`,
+};
+
 export const SIGNIN_MAIL: Record<Locale, SignInMail> = {
   en_US: {
     subject: (client) => `Your sign-in link for ${client}`,

@@ -72,13 +72,30 @@ export function profileFieldsOf(form: ProfileFields): ProfileFields {
   return fieldsOf(userProfileFields, form);
 }
 
-/** POST /api/2/user/{userId}: the fields sent, and a new sign-in address with where its confirmation link leads. */
+/**
+ * POST /api/2/user/{userId}: the fields sent, a new sign-in address with where its confirmation
+ * link leads, and a new phone number (texted a code).
+ */
 export const userUpdateSchema = z.strictObject({
   ...userProfileFields,
   email: z.optional(z.string().check(z.maxLength(LIMITS.email))),
   redirectUri: z.optional(z.string().check(z.maxLength(LIMITS.redirectUri))),
+  phoneNumber: z.optional(z.string().check(z.maxLength(LIMITS.code))),
   ...reservedFields,
 });
+
+/** POST /api/2/user/{userId}/phone/verify: the number and the code texted to it. */
+export const phoneVerifySchema = z.strictObject({
+  phoneNumber: z.string().check(z.maxLength(LIMITS.code)),
+  code: z.string().check(z.maxLength(LIMITS.code)),
+  ...reservedFields,
+});
+
+/** A phone number in E.164 (`+` and 8 to 15 digits), spaces, dots, dashes and brackets dropped; null when it is none. */
+export function canonicalPhoneNumber(value: string): string | null {
+  const number = value.replace(/[\s().-]/g, "");
+  return /^\+[1-9]\d{7,14}$/.test(number) ? number : null;
+}
 
 /** POST /api/2/user: the e-mail address, the profile, and where the confirmation link leads. */
 export const userCreateSchema = z.strictObject({

@@ -44,6 +44,7 @@ import { profileFieldsOf, userCreateSchema, userUpdateSchema } from "../../schem
 import { USER_STATUS } from "../../schemas/value-sets";
 import { userView } from "../views/user";
 import { callerAuthority, managedUser, requireAccountAuthority } from "./authority";
+import { phoneChangeOf, phoneChangeWrites, textPhoneCode } from "./user-phone";
 
 const PROFILE_FIELDS =
   "`displayName`, `preferredUsername`, `url`, `photo`, `gender`, `birthday` (YYYY-MM-DD), `locale`, `utcOffset` (+01:00), `name` (JSON: givenName, familyName, formatted) and `addresses` (JSON: type → address, null removes the type)";
@@ -220,7 +221,7 @@ export const userProfileRoutes = new Hono<AppEnv>()
     describeRoute({
       name: "Change a user's profile",
       controller: "api/manage/user-profile#update",
-      description: `SPiD's update: only the fields sent change (${PROFILE_FIELDS}); an empty value clears a text field. \`email\` with \`redirectUri\` (registered for the calling client) changes the user's sign-in address: the new address is added unverified and mailed a link that confirms it, and becomes the primary address when used (at once when it is already the user's, verified); only the operator's client, or an admin client of the one merchant the user is connected to, changes an address. Phone numbers and the password are the user's own to change (400). A client changes the users connected to it; an admin client its merchant's; the operator's client any. A deleted user is a 409.`,
+      description: `SPiD's update: only the fields sent change (${PROFILE_FIELDS}); an empty value clears a text field. \`email\` with \`redirectUri\` (registered for the calling client) changes the user's sign-in address: the new address is added unverified and mailed a link that confirms it, and becomes the primary address when used (at once when it is already the user's, verified). \`phoneNumber\` (E.164) adds the number unverified and texts it a 6-digit code, which \`POST /api/2/user/{userId}/phone/verify\` takes. Only the operator's client, or an admin client of the one merchant the user is connected to, changes an address or a number. The password is the user's own to change (400). A client changes the users connected to it; an admin client its merchant's; the operator's client any. A deleted user is a 409.`,
       success: { data: userSchema },
     }),
     requireToken("user/update", "server"),
@@ -240,16 +241,18 @@ export const userProfileRoutes = new Hono<AppEnv>()
       const form = c.req.valid("form");
       const fields = profileFieldsOf(form);
       const addressChange = form.email === undefined ? null : await addressChangeOf(c, authority, profile, form);
+      const phoneChange = form.phoneNumber === undefined ? null : phoneChangeOf(authority, profile, form.phoneNumber);
       const changed = changedFields(fields);
       // Told to the clients now: the profile's fields, and an address already proved; a new one
       // when its link is used (oauth/signin-links.ts).
       const told = [...changed, ...(addressChange?.kind === "proved" ? ["email"] : [])];
-      if (told.length === 0 && addressChange === null) {
+      if (told.length === 0 && addressChange === null && phoneChange === null) {
         throw new ApiError(400, "invalid_request", "No field to change was sent");
       }
       const now = nowInSeconds();
       const db = c.get("db")();
       const userId = profile.user.id;
+      const phone = phoneChange === null ? null : await phoneChangeWrites(c, authority, userId, phoneChange);
       const batch = db.batch([
         callbackRows(c, { userId, changedFields: told }, now),
         auditEntry(
@@ -259,8 +262,9 @@ export const userProfileRoutes = new Hono<AppEnv>()
             action: "user.update",
             userId,
             detail: {
-              fields: addressChange ? [...changed, "email"] : changed,
+              fields: [...changed, ...(addressChange ? ["email"] : []), ...(phone ? ["phoneNumber"] : [])],
               ...(addressChange && { email: addressChange.kind }),
+              ...(phone && { phoneNumber: "pending" }),
             },
           },
           now,
@@ -273,6 +277,7 @@ export const userProfileRoutes = new Hono<AppEnv>()
         ...(addressChange
           ? [dropUnconfirmedEmails(db, userId, addressChange.email), withdrawUserLinks(db, userId)]
           : []),
+        ...(phone?.writes ?? []),
       ]);
       let toldClients: { clientId: string }[];
       try {
@@ -284,6 +289,7 @@ export const userProfileRoutes = new Hono<AppEnv>()
       }
       wakeSchedules(c, toldClients);
       if (addressChange && addressChange.kind !== "proved") await mailConfirmation(c, profile, addressChange, now);
+      if (phone) await textPhoneCode(c, profile, phoneChange!, phone.code);
       return respondWithUser(c, userId);
     },
   );

@@ -16,6 +16,7 @@ import {
   userAccounts,
   userAddresses,
   userEmails,
+  phoneVerifications,
   userPhoneNumbers,
   users,
 } from "../schema";
@@ -41,6 +42,7 @@ export function eraseUser(db: Database, userId: number, now: number) {
     ),
     db.delete(userEmails).where(eq(userEmails.userId, userId)),
     db.delete(userPhoneNumbers).where(eq(userPhoneNumbers.userId, userId)),
+    db.delete(phoneVerifications).where(eq(phoneVerifications.userId, userId)),
     db.delete(userAddresses).where(eq(userAddresses.userId, userId)),
     db.delete(userAccounts).where(eq(userAccounts.userId, userId)),
     db.delete(deviceFingerprints).where(eq(deviceFingerprints.userId, userId)),

@@ -10,6 +10,7 @@ import {
   callbackChanges,
   clients,
   idempotencyKeys,
+  phoneVerifications,
   refreshTokens,
   sessions,
   signinRequests,
@@ -43,6 +44,11 @@ export function purgeSessions(db: Database, now: number, limit: number) {
 /** Sign-in links' rows past their expiry (`before`: a browser's use under way may still retry). */
 export function purgeSigninRequests(db: Database, before: number, limit: number) {
   return deleteUpTo(db, signinRequests, signinRequests.subject, lte(signinRequests.expires, before), limit);
+}
+
+/** Phone number changes whose code has expired (the number stays among the user's, unverified). */
+export function purgePhoneVerifications(db: Database, now: number, limit: number) {
+  return deleteUpTo(db, phoneVerifications, phoneVerifications.userId, lte(phoneVerifications.expires, now), limit);
 }
 
 /** Audit entries older than the retention period. */

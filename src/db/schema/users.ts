@@ -93,6 +93,29 @@ export const userPhoneNumbers = sqliteTable(
   (t) => [index("user_phone_numbers_user_idx").on(t.userId), index("user_phone_numbers_value_idx").on(t.value)],
 );
 
+/**
+ * A phone number change waiting for the code texted to the number (docs/management.md "Changing a
+ * phone number"): one per user, the newest change's. The code is stored only as its keyed hash;
+ * wrong codes count in `attempts`, and a spent, expired or exhausted row confirms nothing.
+ */
+export const phoneVerifications = sqliteTable(
+  "phone_verifications",
+  {
+    userId: integer("user_id")
+      .primaryKey()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** The client that asked for the change, and its merchant. */
+    clientId: text("client_id").notNull(),
+    merchantId: integer("merchant_id").notNull(),
+    phoneNumber: text("phone_number").notNull(),
+    codeHash: text("code_hash").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    created: integer("created").notNull(),
+    expires: integer("expires").notNull(),
+  },
+  (t) => [index("phone_verifications_expires_idx").on(t.expires)],
+);
+
 /** Address rows of this type make up the User's `currentLocation` rather than `addresses`. */
 export const CURRENT_LOCATION = "current";
 
