@@ -10,4 +10,5 @@ CREATE TABLE `phone_verifications` (
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `phone_verifications_expires_idx` ON `phone_verifications` (`expires`);
+CREATE INDEX `phone_verifications_expires_idx` ON `phone_verifications` (`expires`);--> statement-breakpoint
+CREATE INDEX `phone_verifications_number_idx` ON `phone_verifications` (`merchant_id`,`phone_number`,`created`);

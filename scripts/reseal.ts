@@ -4,8 +4,9 @@
  * and secret come from OPERATOR_CLIENT_ID and OPERATOR_CLIENT_SECRET: no data-protection key in
  * the operator's shell. It calls POST /api/2/keys/reseal until nothing is left to re-seal, then
  * says what still depends on the previous key, or that the rotation has ended and
- * DATA_PROTECTION_KEY_PREVIOUS can be removed. `--end now` ends the rotation whatever still depends
- * on the previous key (those sessions, tokens and client secrets stop working once it is removed).
+ * DATA_PROTECTION_KEY_PREVIOUS can be removed. `--end now` ends the rotation once the signing
+ * secrets are re-sealed, whatever else still depends on the previous key (those sessions, tokens
+ * and client secrets then stop working).
  */
 import { parseArgs } from "node:util";
 
@@ -13,6 +14,7 @@ type Live = { count: number; until: string | null };
 type Round = {
   rotation: "none" | "under-way" | "ended";
   started: string | null;
+  resealsFrom: string | null;
   resealed: number;
   previousKeyNeeded: boolean;
   remaining: {
@@ -85,7 +87,9 @@ function report(round: Round, resealed: number): void {
   const { remaining } = round;
   const lines = [
     "Still depending on the previous key (keep DATA_PROTECTION_KEY_PREVIOUS):",
-    remaining.signingSecrets > 0 && `  ${remaining.signingSecrets} signing secret(s) not yet re-sealed`,
+    remaining.signingSecrets > 0 &&
+      `  ${remaining.signingSecrets} signing secret(s) not yet re-sealed (re-sealing starts ${round.resealsFrom}: ` +
+        "the switch margin, for isolates still on the previous key)",
     remaining.clients.length > 0 &&
       `  ${remaining.clients.length} client(s) whose secret or registration token was not presented since the ` +
         `rotation started (they move on their next use; or rotate their secret): ${remaining.clients.join(", ")}`,

@@ -37,8 +37,8 @@ import { recentFaults } from "./platform/health";
 import { signingKeysProblem } from "./oauth/tokens";
 import {
   dataProtectionKeyProblem,
+  acceptPreviousKey,
   keyFingerprint,
-  keyRing,
   openSecret,
   refuseDataProtectionKey,
 } from "./security/data-protection";
@@ -48,6 +48,8 @@ const KEY_MISMATCH = "DATA_PROTECTION_KEY is not the key the database's data was
 const PREVIOUS_KEY_NEEDED =
   "DATA_PROTECTION_KEY_PREVIOUS is not the previous key, which data is still protected under: set it back " +
   "until `npm run reseal` ends the rotation";
+const PREVIOUS_KEY_LEFT =
+  "DATA_PROTECTION_KEY_PREVIOUS is set, but no key rotation is under way: it reads nothing; delete it";
 const ROTATION_UNFINISHED =
   "DATA_PROTECTION_KEY is a new key, but the rotation before it has not ended: put back that rotation's keys " +
   "until `npm run reseal` ends it";
@@ -61,7 +63,7 @@ const checks = new Map<string, Promise<void>>();
 const NO_PROBLEMS: readonly string[] = [];
 
 /** The data-protection keys `env` holds, as one map key. */
-const ringOf = (env: Bindings) => `${env.DATA_PROTECTION_KEY} ${keyRing(env).previous ?? ""}`;
+const ringOf = (env: Bindings) => `${env.DATA_PROTECTION_KEY} ${env.DATA_PROTECTION_KEY_PREVIOUS ?? ""}`;
 
 const current = (verdict: Verdict | undefined) =>
   verdict !== undefined && (verdict.recheckAt === Infinity || Date.now() < verdict.recheckAt);
@@ -103,15 +105,16 @@ async function runCheck(env: Bindings): Promise<void> {
   if (verdict.problem && verdict.problem !== previous?.problem) report(verdict.problem);
 }
 
-/** The verdict on the keys; a malformed previous key is told (and left out of the ring), not refused. */
+/** The verdict on the keys; a malformed previous key is told (and reads nothing), not refused. */
 async function dataProtectionVerdict(env: Bindings): Promise<Verdict> {
-  const verdict = await currentKeyVerdict(env);
-  const previous = env.DATA_PROTECTION_KEY_PREVIOUS;
+  const sent = env.DATA_PROTECTION_KEY_PREVIOUS;
+  const previous = sent && sent !== env.DATA_PROTECTION_KEY ? sent : undefined;
   const previousProblem = previous ? dataProtectionKeyProblem(previous, "DATA_PROTECTION_KEY_PREVIOUS") : null;
+  const verdict = await currentKeyVerdict(env, previousProblem ? undefined : previous);
   return verdict.problem === null && previousProblem ? { ...verdict, problem: previousProblem } : verdict;
 }
 
-async function currentKeyVerdict(env: Bindings): Promise<Verdict> {
+async function currentKeyVerdict(env: Bindings, previous: string | undefined): Promise<Verdict> {
   const secret = env.DATA_PROTECTION_KEY;
   const problem = dataProtectionKeyProblem(secret);
   if (problem) return { problem, recheckAt: Infinity };
@@ -121,21 +124,28 @@ async function currentKeyVerdict(env: Bindings): Promise<Verdict> {
   let recorded: RecordedKeys;
   try {
     recorded = await findKeyFingerprints(db);
+    const previousFingerprint = previous === undefined ? null : await keyFingerprint(previous);
     if (recorded.current === null) {
+      // Nothing recorded yet: a sealed secret proves which key the data is under.
       const sealed = await findSomeSealedSecret(db);
-      if (sealed !== null && !(await opens(secret, sealed))) return mismatch(secret, KEY_MISMATCH);
-      if (sealed !== null) {
-        await recordKeyFingerprint(db, "DATA_PROTECTION_KEY", await keyFingerprint(secret));
+      const underPrevious = previous !== undefined && (sealed === null || (await opens(previous, sealed)));
+      const underCurrent = sealed !== null && (await opens(secret, sealed));
+      if (sealed !== null && !underCurrent && !underPrevious) return mismatch(secret, KEY_MISMATCH);
+      if (underCurrent || underPrevious) {
+        const key = underCurrent ? secret : previous!;
+        await recordKeyFingerprint(db, "DATA_PROTECTION_KEY", await keyFingerprint(key));
         recorded = await findKeyFingerprints(db);
       }
     }
-    const previous = keyRing(env).previous;
-    const previousFingerprint = previous === undefined ? null : await keyFingerprint(previous);
-    if (recorded.current !== null && recorded.current === previousFingerprint && recorded.previous === null) {
+    // A rotation starts from the recorded key.
+    if (previousFingerprint !== null && recorded.previous === null && recorded.current === previousFingerprint) {
       await startKeyRotation(db, previousFingerprint, await keyFingerprint(secret), Math.floor(Date.now() / 1000));
       recorded = await findKeyFingerprints(db);
     }
-    return await verdictOn(recorded, secret, previousFingerprint);
+    const verdict = await verdictOn(recorded, secret, previousFingerprint);
+    const reading = verdict.problem === null && previousFingerprint === recorded.previous?.fingerprint;
+    if (previous !== undefined) acceptPreviousKey(secret, previous, reading ? recorded.previous!.since : null);
+    return verdict;
   } catch (err) {
     // Not a verdict on the key: the endpoints go on, and will fail on D1 by themselves if it is down.
     logUnlessPlatformFault(
@@ -156,6 +166,7 @@ async function verdictOn(recorded: RecordedKeys, secret: string, previous: strin
     if (recorded.previous !== null && previous !== recorded.previous.fingerprint) {
       return { problem: PREVIOUS_KEY_NEEDED, recheckAt: later };
     }
+    if (recorded.previous === null && previous !== null) return { problem: PREVIOUS_KEY_LEFT, recheckAt: later };
     return { problem: null, recheckAt: recorded.previous === null ? Infinity : later };
   }
   // An isolate of before the rotation's switch: its key still reads and writes what it did.

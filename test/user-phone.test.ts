@@ -172,6 +172,43 @@ describe("changing a user's phone number", () => {
     await expectError(await change(admin, blocked, "+4795555555"), 409, /cannot sign in/);
   });
 
+  it("texts one code of racing changes, and one number for at most three users of a merchant an hour", async () => {
+    const sms = texts();
+    const userId = await userWithPhone();
+    const raced = await Promise.all([change(admin, userId, "+4781000001"), change(admin, userId, "+4781000002")]);
+    expect(raced.map((res) => res.status).sort()).toEqual([200, 409]);
+    expect(sms.count("+4781000001") + sms.count("+4781000002")).toBe(1);
+
+    const shared = "+4782000000";
+    for (let i = 0; i < 3; i++) expect((await change(admin, await userWithPhone(), shared)).status).toBe(200);
+    await expectError(await change(admin, await userWithPhone(), shared), 409, /for 3 users in the last hour/);
+    expect(sms.count(shared)).toBe(3);
+  });
+
+  it("withdraws a waiting change when the user's own number is sent again; keeps numbers it did not add", async () => {
+    const sms = texts();
+    const userId = nextUser++;
+    await createUser(userId, {
+      clients: [adminId],
+      phoneNumber: "+4790000001",
+      phoneNumberVerified: "2024-01-01 00:00:00",
+      phoneNumbers: [
+        { value: "+4790000001", type: "mobile", primary: true, verified: true },
+        { value: "+4790000002", type: "work", primary: false, verified: false },
+      ],
+    });
+    expect((await change(admin, userId, "+44 (0)20 7946 0958")).status).toBe(200);
+    const code = sms.code("+442079460958");
+    const back = await change(admin, userId, "+4790000001");
+    expect(back.status).toBe(200);
+    // The imported unverified number stays; the change's number goes with it.
+    expect(numberOf((await container(back)).data).phoneNumbers).toEqual([
+      ["+4790000001", true, true],
+      ["+4790000002", false, false],
+    ]);
+    await expectError(await verify(admin, userId, "+442079460958", code), 409, /No phone number change waits/);
+  });
+
   it("ends a waiting change when the user is erased", async () => {
     const userId = await userWithPhone();
     expect((await change(admin, userId, "+4797777777")).status).toBe(200);

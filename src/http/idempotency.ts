@@ -11,7 +11,7 @@ import type { Database } from "../db/client";
 import { findIdempotencyKey, recordIdempotencyKey } from "../db/queries/idempotency";
 import type { AppEnv, Bindings } from "../env";
 import { ApiError, ConfigurationError } from "../errors";
-import { keyRing, openSecret } from "../security/data-protection";
+import { keyRing, openSecret, SealedUnderUnknownKey } from "../security/data-protection";
 import { isJson } from "./media-type";
 import type { Parameter } from "./openapi";
 import { RESERVED_PARAMETERS } from "./reserved-parameters";
@@ -89,7 +89,7 @@ export async function openKeptSecret(env: Bindings, sealed: string): Promise<str
   try {
     return await openSecret(keyRing(env), sealed);
   } catch (err) {
-    if (err instanceof ConfigurationError) throw err;
+    if (err instanceof ConfigurationError && !(err instanceof SealedUnderUnknownKey)) throw err;
     throw new ApiError(
       409,
       "invalid_request",

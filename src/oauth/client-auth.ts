@@ -24,7 +24,7 @@ import { decodeBase64Utf8 } from "../http/encoding";
 import { nowInSeconds } from "../http/datetime";
 import { clientIp, ipAllowed } from "../http/ip";
 import { matchesSecret } from "../security/constant-time";
-import { keyRing, protectSecret, verifySecret } from "../security/data-protection";
+import { keyRing, movesToCurrentKey, protectSecret, verifySecret } from "../security/data-protection";
 
 const CLIENT_CACHE_TTL_MS = 60_000;
 /**
@@ -99,8 +99,9 @@ async function secretValidUntil(
   now: number,
 ): Promise<number | undefined> {
   const ring = keyRing(c.env);
-  const rehash = (column: "secretHash" | "previousSecretHash", stored: string) =>
-    rehashUnderCurrentKey(c, record!.id, column, stored, secret);
+  const rehash = (column: "secretHash" | "previousSecretHash", stored: string) => {
+    if (movesToCurrentKey(ring, now)) rehashUnderCurrentKey(c, record!.id, column, stored, secret);
+  };
   const current = record?.secretHash ?? "";
   const asCurrent = await verifySecret(ring, secret, current);
   if (asCurrent === "previous") rehash("secretHash", current);
@@ -115,7 +116,8 @@ async function secretValidUntil(
 /**
  * After the answer, stores a client's `secret`, which verified under the previous data-protection
  * key, hashed under the current one (unless the column changed meanwhile): nothing then depends on
- * the previous key for it. A failure leaves it for the next use.
+ * the previous key for it. A failure leaves it for the next use. Only once the rotation's switch
+ * margin has passed (movesToCurrentKey): isolates on the previous key alone may serve until then.
  */
 export function rehashUnderCurrentKey(
   c: Context<AppEnv>,

@@ -38,7 +38,7 @@ import {
 import { ADMIN_GIVEN_GRANTS } from "../schemas/client-settings";
 import { LIMITS } from "../schemas/limits";
 import { registrationSchema } from "../schemas/responses/registration";
-import { keyRing, protectSecret, verifySecret } from "../security/data-protection";
+import { keyRing, movesToCurrentKey, protectSecret, verifySecret } from "../security/data-protection";
 import { newClientId, randomToken } from "../security/random-token";
 import { forgetClient, rehashUnderCurrentKey } from "./client-auth";
 import { NO_STORE, PUBLIC_CLIENT_GRANTS } from "./routes";
@@ -290,7 +290,9 @@ async function registeredClient(c: Context<AppEnv>): Promise<ClientRecord> {
       "WWW-Authenticate": 'Bearer error="invalid_token"',
     });
   }
-  if (valid === "previous") rehashUnderCurrentKey(c, client.id, "registrationTokenHash", stored!, token!);
+  if (valid === "previous" && movesToCurrentKey(keyRing(c.env), nowInSeconds())) {
+    rehashUnderCurrentKey(c, client.id, "registrationTokenHash", stored!, token!);
+  }
   return client;
 }
 

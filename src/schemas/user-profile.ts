@@ -93,7 +93,8 @@ export const phoneVerifySchema = z.strictObject({
 
 /** A phone number in E.164 (`+` and 8 to 15 digits), spaces, dots, dashes and brackets dropped; null when it is none. */
 export function canonicalPhoneNumber(value: string): string | null {
-  const number = value.replace(/[\s().-]/g, "");
+  // "+44 (0)20 …": the bracketed trunk zero is dialled at home only.
+  const number = value.replace(/\(0\)/g, "").replace(/[\s().-]/g, "");
   return /^\+[1-9]\d{7,14}$/.test(number) ? number : null;
 }
 

@@ -31,15 +31,51 @@ const MIN_KEY_BYTES = 32;
 const KEY_ID_LENGTH = 8;
 const keyIds = new Map<string, Promise<string>>();
 
-/** The keys data is protected under: `current` protects what is written, `previous` only reads. */
-export type KeyRing = { current: string; previous?: string };
+/**
+ * The keys data is protected under: `current` protects what is written; `previous` only reads, and
+ * only during a rotation the database records, which started at `since` (Unix seconds).
+ */
+export type KeyRing = { current: string; previous?: string; since?: number };
 
-/** `env`'s keys; a malformed previous key is left out (src/configuration.ts reports it). */
+/**
+ * The previous keys this isolate reads with, by the env's pair of keys, with their rotation's
+ * start: only while the database records that rotation (src/configuration.ts says so, and unsays
+ * it when the rotation ends), so a previous key left set, or set without a rotation, reads nothing.
+ */
+const readingPreviousKeys = new Map<string, { since: number; checkedAt: number }>();
+/** A previous key whose rotation could not be confirmed for this long reads nothing (D1 failing meanwhile). */
+const PREVIOUS_KEY_CONFIRMED_FOR_MS = 5 * 60_000;
+
+/**
+ * How long after a rotation's switch isolates of the version before it, on the previous key alone,
+ * may still serve: values are moved to the new key (re-sealed, hashed again) only after it, so
+ * that those isolates can still read them meanwhile.
+ */
+export const SWITCH_MARGIN_SECONDS = 600;
+
+/** Whether values may be moved from the ring's previous key to its current one by `now`. */
+export const movesToCurrentKey = (ring: KeyRing, now: number) =>
+  ring.since !== undefined && now >= ring.since + SWITCH_MARGIN_SECONDS;
+const pairOf = (current: string, previous: string) => `${current} ${previous}`;
+
+export function acceptPreviousKey(current: string, previous: string, since: number | null): void {
+  if (since === null) readingPreviousKeys.delete(pairOf(current, previous));
+  else readingPreviousKeys.set(pairOf(current, previous), { since, checkedAt: Date.now() });
+}
+
 export function keyRing(env: { DATA_PROTECTION_KEY: string; DATA_PROTECTION_KEY_PREVIOUS?: string }): KeyRing {
-  const previous = env.DATA_PROTECTION_KEY_PREVIOUS;
-  return previous && previous !== env.DATA_PROTECTION_KEY && dataProtectionKeyProblem(previous) === null
-    ? { current: env.DATA_PROTECTION_KEY, previous }
-    : { current: env.DATA_PROTECTION_KEY };
+  const { DATA_PROTECTION_KEY: current, DATA_PROTECTION_KEY_PREVIOUS: previous } = env;
+  const accepted = previous ? readingPreviousKeys.get(pairOf(current, previous)) : undefined;
+  return accepted === undefined || Date.now() - accepted.checkedAt > PREVIOUS_KEY_CONFIRMED_FOR_MS
+    ? { current }
+    : { current, previous, since: accepted.since };
+}
+
+/** A secret sealed under a key this deployment does not read: a 503 as any key problem, never a 500. */
+export class SealedUnderUnknownKey extends ConfigurationError {
+  constructor() {
+    super("a secret is sealed under a DATA_PROTECTION_KEY this deployment does not read");
+  }
 }
 
 /** The ring's keys, the previous first: the order bare values are tried in, oldest first. */
@@ -158,6 +194,11 @@ export async function verifySecret(
   value: string,
   stored: string,
 ): Promise<"current" | "previous" | null> {
+  if (stored === "") {
+    // An unknown client's: the cost of a known one's.
+    await hashSecret(ring.current, value);
+    return null;
+  }
   const dot = stored.indexOf(".");
   const key = dot === KEY_ID_LENGTH ? await keyById(ring, stored.slice(0, dot)) : undefined;
   const candidates = dot === -1 ? keysOf(ring) : key === undefined ? [] : [key];
@@ -167,7 +208,7 @@ export async function verifySecret(
       return candidate === ring.current ? "current" : "previous";
     }
   }
-  if (candidates.length === 0) await hashSecret(ring.current, value); // the same cost for an unknown key
+  if (candidates.length === 0) await hashSecret(ring.current, value); // the cost of a known key
   return null;
 }
 
@@ -193,7 +234,7 @@ export async function openSecret(ring: KeyRing, sealed: string): Promise<string>
   const [iv, data] = parts.slice(-2);
   if (!iv || !data || parts.length > 3) throw new Error("malformed sealed secret");
   const tagged = parts.length === 3 ? await keyById(ring, parts[0]!) : undefined;
-  if (parts.length === 3 && tagged === undefined) throw new Error("sealed under a key not in the ring");
+  if (parts.length === 3 && tagged === undefined) throw new SealedUnderUnknownKey();
   let failure: unknown;
   for (const secret of tagged === undefined ? keysOf(ring) : [tagged]) {
     try {

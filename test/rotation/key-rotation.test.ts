@@ -8,7 +8,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { verifySignedResponse } from "../../docs/verify-signed-response";
 import { generateDataProtectionKey } from "../../scripts/lib/keys";
 import { openDatabase } from "../../src/db/client";
@@ -104,7 +104,9 @@ let web: { id: string; secret: string };
 let legacy: { id: string; secret: string };
 let unused: { id: string; secret: string };
 const user = { email: "rotation@example.org", password: "a long enough passphrase" };
-const state: { refreshToken?: string; browser?: Browser } = {};
+const state: { refreshToken?: string; browser?: Browser; bareRefreshToken?: string; bareBrowser?: Browser } = {};
+
+afterAll(() => vi.useRealTimers());
 
 describe("a DATA_PROTECTION_KEY rotation", () => {
   it("starts from credentials made under the first key, some as bare values of before key ids", async () => {
@@ -137,6 +139,35 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     state.refreshToken = granted.body.refresh_token;
     state.browser = await signedInBrowser(before);
     expect(await passesThrough(state.browser)).toBe(true);
+
+    // A refresh token and a browser session of before key ids: bare hashes, and a two-part cookie.
+    const now = Math.floor(Date.now() / 1000);
+    state.bareRefreshToken = `bare-refresh-${crypto.randomUUID()}`;
+    await db()
+      .insert(schema.refreshTokens)
+      .values({
+        tokenHash: await hashSecret(first, state.bareRefreshToken),
+        clientId: app.id,
+        userId: 41_001,
+        family: `bare-${crypto.randomUUID()}`,
+        created: now,
+        expires: now + 30 * 24 * 3600,
+      });
+    const id = `bare-session-${crypto.randomUUID()}`;
+    await db()
+      .insert(schema.sessions)
+      .values({
+        idHash: await hashSecret(first, id),
+        userId: 41_001,
+        clientId: app.id,
+        created: now,
+        expires: now + 3600,
+      });
+    const cookie = `${id}.${await hashSecret(first, `session-cookie:${id}`)}`;
+    state.bareBrowser = new Browser({}, new Map([["__Host-session", cookie]]), (path, init) =>
+      callUnder(before, path, init),
+    );
+    expect(await passesThrough(state.bareBrowser)).toBe(true);
   });
 
   it("switches when the new key comes beside the previous one, recording both", async () => {
@@ -149,9 +180,18 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     });
   });
 
-  it("still serves an isolate of before the switch, on the first key alone", async () => {
+  it("moves nothing to the new key within the switch margin, so an isolate on the first key alone still serves", async () => {
     expect((await statusUnder(before)).problems).toBeUndefined();
-    expect((await tokenUnder(before, app, { grant_type: "client_credentials" })).status).toBe(200);
+    expect((await tokenUnder(rotating, legacy, { grant_type: "client_credentials" })).status).toBe(200);
+    expect((await clientRow(legacy.id))!.secretHash).toBe(await hashSecret(first, legacy.secret));
+    const round = await reseal(rotating, { end: "now" });
+    // Nothing re-sealed yet, so not ended even when asked: a signing secret has no other copy.
+    expect(round.body.data).toMatchObject({ rotation: "under-way", resealed: 0, previousKeyNeeded: true });
+    expect((round.body.data as { remaining: { signingSecrets: number } }).remaining.signingSecrets).toBeGreaterThan(0);
+    expect((await tokenUnder(before, legacy, { grant_type: "client_credentials" })).status).toBe(200);
+    const { body } = await tokenUnder(before, web, { grant_type: "client_credentials" });
+    const signed = await callUnder(before, "/api/2/clients?signed=1", { headers: bearer(body.access_token!) });
+    expect(await verifySignedResponse((await signed.json()) as never, SIGNING_SECRET)).toBeDefined();
   });
 
   it("tells a deployment with another previous key, and refuses a third key before the rotation ends", async () => {
@@ -168,6 +208,8 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
   });
 
   it("takes every credential made under the first key, and hashes a presented client secret again", async () => {
+    // Past the switch margin from here on.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 601_000 });
     expect((await tokenUnder(rotating, app, { grant_type: "client_credentials" })).status).toBe(200);
     const legacyToken = await tokenUnder(rotating, legacy, { grant_type: "client_credentials" });
     expect(legacyToken.status).toBe(200);
@@ -183,6 +225,13 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     expect(await passesThrough(state.browser!.via((path, init) => callUnder(rotating, path, init)))).toBe(true);
     // A code made just before the switch (KV, under the first key) is spent after it.
     expect(await passesThrough(await signedInBrowser(before, rotating))).toBe(true);
+    // The values of before key ids.
+    const bare = await tokenUnder(rotating, app, {
+      grant_type: "refresh_token",
+      refresh_token: state.bareRefreshToken!,
+    });
+    expect(bare.status).toBe(200);
+    expect(await passesThrough(state.bareBrowser!.via((path, init) => callUnder(rotating, path, init)))).toBe(true);
 
     // The signing secret sealed under the first key signs the response.
     const { body } = await tokenUnder(rotating, web, { grant_type: "client_credentials" });
@@ -226,6 +275,12 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     const rows = await db().select().from(schema.keyFingerprints);
     expect(rows.map((row) => row.name)).toEqual(["DATA_PROTECTION_KEY"]);
     expect((await reseal(after)).body.data).toMatchObject({ rotation: "none" });
+    // The previous key left set reads nothing any more, and is told.
+    expect((await tokenUnder(rotating, unused, { grant_type: "client_credentials" })).status).toBe(401);
+    expect(await statusUnder({ ...rotating, DATA_PROTECTION_KEY_PREVIOUS: `${first}=` })).toMatchObject({
+      platform: "misconfigured",
+      problems: [expect.stringContaining("no key rotation is under way")],
+    });
 
     expect((await statusUnder(after)).problems).toBeUndefined();
     expect((await tokenUnder(after, legacy, { grant_type: "client_credentials" })).status).toBe(200);
@@ -239,6 +294,25 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     expect(await passesThrough(state.browser!.via((path, init) => callUnder(after, path, init)))).toBe(false);
     // And the first key alone is now another key than the database's.
     expect(await statusUnder({ DATA_PROTECTION_KEY: `${first}=` })).toMatchObject({ platform: "misconfigured" });
+  });
+
+  it("on a database without a fingerprint, starts only from a previous key a sealed secret proves", async () => {
+    await db().delete(schema.keyFingerprints);
+    const third = generateDataProtectionKey();
+    const wrong = { DATA_PROTECTION_KEY: third, DATA_PROTECTION_KEY_PREVIOUS: generateDataProtectionKey() };
+    expect(await statusUnder(wrong)).toMatchObject({
+      platform: "misconfigured",
+      problems: ["DATA_PROTECTION_KEY is not the key the database's data was imported under"],
+    });
+    expect(await db().select().from(schema.keyFingerprints)).toEqual([]);
+    const right = { DATA_PROTECTION_KEY: `${third}=`, DATA_PROTECTION_KEY_PREVIOUS: second };
+    expect((await statusUnder(right)).problems).toBeUndefined();
+    const rows = await db().select().from(schema.keyFingerprints);
+    expect(Object.fromEntries(rows.map((row) => [row.name, row.fingerprint]))).toEqual({
+      // (`third` itself is refused in this isolate now; its padded spelling is the same key.)
+      DATA_PROTECTION_KEY: await keyFingerprint(`${third}=`),
+      DATA_PROTECTION_KEY_PREVIOUS: await keyFingerprint(second),
+    });
   });
 });
 

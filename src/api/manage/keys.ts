@@ -5,13 +5,14 @@
  * then reports what still depends on the previous key: client secrets and registration tokens
  * until they are next presented, live sessions and refresh tokens until they end or are used, the
  * retry records of rotations for their day, links and codes for their minutes. When nothing does,
- * the round ends the rotation; `end=now` ends it whatever still does, which then stops working
- * once DATA_PROTECTION_KEY_PREVIOUS is removed.
+ * the round ends the rotation; `end=now` ends it once the signing secrets are re-sealed (they have
+ * no other copy), whatever else still depends on the previous key, which then stops working.
  */
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { endKeyRotation, findKeyFingerprints } from "../../db/queries/key-fingerprints";
 import {
+  type SealedClient,
   clientsSealedUnderOtherKeys,
   previousKeyDependencies,
   publicClientsUnderOtherKeys,
@@ -25,22 +26,29 @@ import { formatDatetime, nowInSeconds } from "../../http/datetime";
 import { IDEMPOTENCY_KEY_SECONDS } from "../../http/idempotency";
 import { validate } from "../../http/validation";
 import { SIGNIN_LINK_LIFETIME_SECONDS } from "../../kv/signin-links";
+import { PHONE_CODE_LIFETIME_SECONDS } from "./user-phone";
 import { requireToken } from "../../middleware/auth";
 import { forgetClient } from "../../oauth/client-auth";
 import { resealRequestSchema } from "../../schemas/management";
 import { keyRotationSchema } from "../../schemas/responses/management";
 import { randomToken } from "../../security/random-token";
-import { keyFingerprint, keyId, keyRing, openSecret, protectSecret, sealSecret } from "../../security/data-protection";
+import {
+  acceptPreviousKey,
+  keyFingerprint,
+  keyId,
+  keyRing,
+  movesToCurrentKey,
+  openSecret,
+  protectSecret,
+  SWITCH_MARGIN_SECONDS,
+  sealSecret,
+} from "../../security/data-protection";
 import { callerAuthority } from "./authority";
 
 /** Clients re-sealed per round: each is one statement of the round's batch. */
 const RESEAL_PAGE = 50;
-/**
- * How long after a rotation's start an isolate of the deployment before it may still write under
- * the previous key (a Worker's requests end within minutes of a new version; the time-based
- * counts below take this margin).
- */
-const SWITCH_MARGIN_SECONDS = 600;
+/** Pages looked through per round for secrets that open: past those that open under neither key. */
+const MAX_PAGES = 10;
 
 export const keyRoutes = new Hono<AppEnv>().post(
   "/keys/reseal",
@@ -48,7 +56,7 @@ export const keyRoutes = new Hono<AppEnv>().post(
     name: "Re-seal under the current data-protection key",
     controller: "api/manage/keys#reseal",
     description:
-      "A round of a DATA_PROTECTION_KEY rotation (docs/operations.md): re-seals a page of signing secrets under the current key and reports what still depends on the previous one. When nothing does, the round ends the rotation (`rotation: ended`) and DATA_PROTECTION_KEY_PREVIOUS can be removed; `end=now` ends it at once, and whatever still depended on the previous key stops working when that secret goes. `npm run reseal` calls it until done. The operator's client only.",
+      "A round of a DATA_PROTECTION_KEY rotation (docs/operations.md): re-seals a page of signing secrets under the current key and reports what still depends on the previous one. Re-sealing starts 10 minutes after the switch (`resealsFrom`), while isolates on the previous key alone may still serve. When nothing depends on the previous key, the round ends the rotation (`rotation: ended`) and DATA_PROTECTION_KEY_PREVIOUS can be removed; `end=now` ends it as soon as every signing secret is re-sealed, and whatever else still depended on the previous key stops working. `npm run reseal` calls it until done. The operator's client only.",
     success: { data: keyRotationSchema },
   }),
   requireToken("keys", "server"),
@@ -65,10 +73,12 @@ export const keyRoutes = new Hono<AppEnv>().post(
     await requireRotationKeys(c, recorded.current, recorded.previous.fingerprint);
     const ring = keyRing(c.env);
     const tag = `${await keyId(ring.current)}.`;
-    const resealed = c.req.valid("form").end === "now" ? 0 : await resealPage(c, tag);
     const since = recorded.previous.since;
-    const left = await previousKeyDependencies(db, tag, now, since + SWITCH_MARGIN_SECONDS, IDEMPOTENCY_KEY_SECONDS);
-    const linksUntil = since + SWITCH_MARGIN_SECONDS + SIGNIN_LINK_LIFETIME_SECONDS;
+    // Not before the switch margin: isolates on the previous key alone may still read them.
+    const resealsFrom = since + SWITCH_MARGIN_SECONDS;
+    const resealed = movesToCurrentKey(ring, now) ? await resealPage(c, tag, now) : 0;
+    const left = await previousKeyDependencies(db, tag, now, resealsFrom, IDEMPOTENCY_KEY_SECONDS);
+    const linksUntil = resealsFrom + Math.max(SIGNIN_LINK_LIFETIME_SECONDS, PHONE_CODE_LIFETIME_SECONDS);
     const done =
       left.signingSecrets === 0 &&
       left.clients.length === 0 &&
@@ -76,18 +86,22 @@ export const keyRoutes = new Hono<AppEnv>().post(
       left.refreshTokens.count === 0 &&
       left.idempotencyKeys.count === 0 &&
       linksUntil <= now;
-    const ended = done || c.req.valid("form").end === "now";
+    // Never before every signing secret is re-sealed: a client's signing secret has no other copy.
+    const ended = done || (c.req.valid("form").end === "now" && left.signingSecrets === 0);
     const detail = { resealed, ended, ...(ended && !done && { endedEarly: true }) };
     await db.batch([
       auditEntry(c, authority, { action: "keys.reseal", detail }, now),
       ...(ended ? [endKeyRotation(db)] : []),
     ]);
+    // This isolate reads with the previous key no more at once; the others within their minute.
+    if (ended) acceptPreviousKey(ring.current, ring.previous!, null);
     const until = (time: number | null) => (time === null ? null : formatDatetime(time));
     return respond(c, {
       object: "KeyRotation",
       data: {
         rotation: ended ? "ended" : "under-way",
         started: formatDatetime(since),
+        resealsFrom: formatDatetime(resealsFrom),
         resealed,
         previousKeyNeeded: !ended,
         remaining: {
@@ -107,6 +121,7 @@ const NONE = { count: 0, until: null };
 const NO_ROTATION = {
   rotation: "none" as const,
   started: null,
+  resealsFrom: null,
   resealed: 0,
   previousKeyNeeded: false,
   remaining: {
@@ -135,30 +150,52 @@ async function requireRotationKeys(c: Context<AppEnv>, current: string | null, p
   }
 }
 
-/** Re-seals a page of signing secrets, and re-hashes a page of public clients' unknown secrets; how many clients changed. */
-async function resealPage(c: Context<AppEnv>, tag: string): Promise<number> {
+/**
+ * Re-seals a page of signing secrets, and re-hashes a page of public clients' unknown secrets; how
+ * many clients changed. A secret that opens under neither key (written by hand under another) is
+ * left as it is and logged: it still counts among those to re-seal, until the client's signing
+ * secret is rotated (POST /api/2/client/{id}/signing-secret).
+ */
+async function resealPage(c: Context<AppEnv>, tag: string, now: number): Promise<number> {
   const db = c.get("db")();
   const ring = keyRing(c.env);
   const again = async (sealed: string | null) =>
     sealed === null || sealed.startsWith(tag) ? sealed : sealSecret(ring, await openSecret(ring, sealed));
-  const sealed = await clientsSealedUnderOtherKeys(db, tag, RESEAL_PAGE);
-  const publicClients = await publicClientsUnderOtherKeys(db, tag, RESEAL_PAGE);
-  const resealed = await Promise.all(
-    sealed.map(async (was) => ({
-      was,
-      values: {
-        signingSecretSealed: await again(was.signingSecretSealed),
-        previousSigningSecretSealed: await again(was.previousSigningSecretSealed),
-      },
-    })),
-  );
+  const resealed: {
+    was: SealedClient;
+    values: Pick<SealedClient, "signingSecretSealed" | "previousSigningSecretSealed">;
+  }[] = [];
+  let after = "";
+  for (let page = 0; page < MAX_PAGES && resealed.length === 0; page++) {
+    const sealed = await clientsSealedUnderOtherKeys(db, tag, now, after, RESEAL_PAGE);
+    for (const was of sealed) {
+      try {
+        const values = {
+          signingSecretSealed: await again(was.signingSecretSealed),
+          previousSigningSecretSealed:
+            (was.previousSigningSecretExpires ?? 0) > now ? await again(was.previousSigningSecretSealed) : null,
+        };
+        resealed.push({ was, values });
+      } catch {
+        console.error(`keys: the signing secret of client ${was.id} opens under neither key; rotate it`);
+      }
+    }
+    if (sealed.length < RESEAL_PAGE) break;
+    after = sealed.at(-1)!.id;
+  }
   // A public client's secret is one nobody knows (registration.ts): a new one is as good.
+  const publicClients = await publicClientsUnderOtherKeys(db, tag, RESEAL_PAGE);
   const rehashed = await Promise.all(
     publicClients.map(async (was) => ({ was, secretHash: await protectSecret(ring, randomToken()) })),
   );
   const writes = [
-    ...resealed.map(({ was: { id, ...values }, values: sealedAgain }) =>
-      replaceClientValues(db, id, values, sealedAgain),
+    ...resealed.map(({ was, values }) =>
+      replaceClientValues(
+        db,
+        was.id,
+        { signingSecretSealed: was.signingSecretSealed, previousSigningSecretSealed: was.previousSigningSecretSealed },
+        values,
+      ),
     ),
     ...rehashed.map(({ was: { id, secretHash }, secretHash: hash }) =>
       replaceClientValues(db, id, { secretHash }, { secretHash: hash }),
@@ -166,6 +203,7 @@ async function resealPage(c: Context<AppEnv>, tag: string): Promise<number> {
   ];
   if (writes.length === 0) return 0;
   await db.batch(writes as [(typeof writes)[number], ...typeof writes]);
-  for (const { id } of [...sealed, ...publicClients]) forgetClient(id);
-  return new Set([...sealed, ...publicClients].map(({ id }) => id)).size;
+  const changed = new Set([...resealed.map(({ was }) => was.id), ...publicClients.map(({ id }) => id)]);
+  for (const id of changed) forgetClient(id);
+  return changed.size;
 }

@@ -241,7 +241,8 @@ export const userProfileRoutes = new Hono<AppEnv>()
       const form = c.req.valid("form");
       const fields = profileFieldsOf(form);
       const addressChange = form.email === undefined ? null : await addressChangeOf(c, authority, profile, form);
-      const phoneChange = form.phoneNumber === undefined ? null : phoneChangeOf(authority, profile, form.phoneNumber);
+      const phoneChange =
+        form.phoneNumber === undefined ? null : await phoneChangeOf(c, authority, profile, form.phoneNumber);
       const changed = changedFields(fields);
       // Told to the clients now: the profile's fields, and an address already proved; a new one
       // when its link is used (oauth/signin-links.ts).
@@ -262,9 +263,9 @@ export const userProfileRoutes = new Hono<AppEnv>()
             action: "user.update",
             userId,
             detail: {
-              fields: [...changed, ...(addressChange ? ["email"] : []), ...(phone ? ["phoneNumber"] : [])],
+              fields: [...changed, ...(addressChange ? ["email"] : []), ...(phoneChange ? ["phoneNumber"] : [])],
               ...(addressChange && { email: addressChange.kind }),
-              ...(phone && { phoneNumber: "pending" }),
+              ...(phoneChange && { phoneNumber: phoneChange.kind === "change" ? "pending" : "withdrawn" }),
             },
           },
           now,
@@ -280,8 +281,12 @@ export const userProfileRoutes = new Hono<AppEnv>()
         ...(phone?.writes ?? []),
       ]);
       let toldClients: { clientId: string }[];
+      let phoneWritten = false;
       try {
-        [toldClients] = await batch;
+        const results = await batch;
+        toldClients = results[0];
+        // A change's last write answers whether it was written (user-phone.ts phoneChangeWrites).
+        phoneWritten = phone?.code ? (results.at(-1) as unknown[]).length > 0 : false;
       } catch (err) {
         // Another user took the address since it was looked at.
         if (violatesUnique(err, "user_emails.value")) throw notAvailable();
@@ -289,7 +294,7 @@ export const userProfileRoutes = new Hono<AppEnv>()
       }
       wakeSchedules(c, toldClients);
       if (addressChange && addressChange.kind !== "proved") await mailConfirmation(c, profile, addressChange, now);
-      if (phone) await textPhoneCode(c, profile, phoneChange!, phone.code);
+      if (phone?.code) await textPhoneCode(c, profile, phoneChange!.phoneNumber, phone.code, phoneWritten);
       return respondWithUser(c, userId);
     },
   );

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull } from "drizzle-orm";
+import { and, eq, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { clients, type FingerprintedSecret, keyFingerprints } from "../schema";
 
@@ -30,10 +30,11 @@ export async function recordKeyFingerprint(db: Database, name: FingerprintedSecr
  * meanwhile is left as it is.
  */
 export async function startKeyRotation(db: Database, from: string, to: string, now: number): Promise<void> {
+  const fromIsRecorded = sql`EXISTS (SELECT 1 FROM ${keyFingerprints} WHERE ${keyFingerprints.name} = 'DATA_PROTECTION_KEY' AND ${keyFingerprints.fingerprint} = ${from})`;
   await db.batch([
     db
       .insert(keyFingerprints)
-      .values({ name: "DATA_PROTECTION_KEY_PREVIOUS", fingerprint: from, created: now })
+      .select(sql`SELECT 'DATA_PROTECTION_KEY_PREVIOUS', ${from}, ${now} WHERE ${fromIsRecorded}`)
       .onConflictDoNothing(),
     db
       .update(keyFingerprints)

@@ -18,18 +18,34 @@ export type SealedClient = {
   id: string;
   signingSecretSealed: string | null;
   previousSigningSecretSealed: string | null;
+  previousSigningSecretExpires: number | null;
 };
 
-/** Up to `limit` clients with a signing secret (or a previous one) sealed under another key. */
-export function clientsSealedUnderOtherKeys(db: Database, tag: string, limit: number): Promise<SealedClient[]> {
+/** A client's signing secret, or its previous one while that still signs, sealed under another key. */
+const sealedUnderOtherKeys = (tag: string, now: number) =>
+  or(
+    notUnder(clients.signingSecretSealed, tag),
+    and(gt(clients.previousSigningSecretExpires, now), notUnder(clients.previousSigningSecretSealed, tag)),
+  );
+
+/** Up to `limit` clients with a signing secret (or a live previous one) sealed under another key, after `after`. */
+export function clientsSealedUnderOtherKeys(
+  db: Database,
+  tag: string,
+  now: number,
+  after: string,
+  limit: number,
+): Promise<SealedClient[]> {
   return db
     .select({
       id: clients.id,
       signingSecretSealed: clients.signingSecretSealed,
       previousSigningSecretSealed: clients.previousSigningSecretSealed,
+      previousSigningSecretExpires: clients.previousSigningSecretExpires,
     })
     .from(clients)
-    .where(or(notUnder(clients.signingSecretSealed, tag), notUnder(clients.previousSigningSecretSealed, tag)))
+    .where(and(sealedUnderOtherKeys(tag, now), gt(clients.id, after)))
+    .orderBy(clients.id)
     .limit(limit);
 }
 
@@ -61,10 +77,7 @@ export function replaceClientValues(db: Database, id: string, was: ReplacedValue
 /** What still depends on the previous key, now. */
 export async function previousKeyDependencies(db: Database, tag: string, now: number, since: number, keptFor: number) {
   const [sealed, hashed, liveSessions, liveTokens, kept] = await db.batch([
-    db
-      .select({ count: count() })
-      .from(clients)
-      .where(or(notUnder(clients.signingSecretSealed, tag), notUnder(clients.previousSigningSecretSealed, tag))),
+    db.select({ count: count() }).from(clients).where(sealedUnderOtherKeys(tag, now)),
     db
       .select({ id: clients.id })
       .from(clients)

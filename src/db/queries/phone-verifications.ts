@@ -1,17 +1,42 @@
 /** A user's phone number change and its code (docs/management.md "Changing a phone number"). */
-import { and, eq, gt, lt, sql } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { phoneVerifications, userPhoneNumbers, users } from "../schema";
 
 export type PhoneVerification = typeof phoneVerifications.$inferInsert;
 
-/** The change waiting for `userId`'s code, replacing an earlier one (its code ends with it). */
-export function startPhoneVerification(db: Database, verification: PhoneVerification) {
+/**
+ * The change waiting for `userId`'s code, replacing an earlier one (its code ends with it) unless
+ * that one's code was texted less than `resendAfter` seconds ago and is still live: returns the
+ * row only when it was written, so that of racing changes only one texts a code.
+ */
+export function startPhoneVerification(db: Database, verification: PhoneVerification, resendAfter: number) {
   const { userId, ...rest } = verification;
+  const now = verification.created;
   return db
     .insert(phoneVerifications)
     .values({ ...verification, attempts: 0 })
-    .onConflictDoUpdate({ target: phoneVerifications.userId, set: { ...rest, attempts: 0 } });
+    .onConflictDoUpdate({
+      target: phoneVerifications.userId,
+      set: { ...rest, attempts: 0 },
+      setWhere: or(lte(phoneVerifications.created, now - resendAfter), lte(phoneVerifications.expires, now)),
+    })
+    .returning({ userId: phoneVerifications.userId });
+}
+
+/** How many of the merchant's users were texted a code for `phoneNumber` since `since`. */
+export async function codesTextedTo(db: Database, merchantId: number, phoneNumber: string, since: number) {
+  const [row] = await db
+    .select({ count: count() })
+    .from(phoneVerifications)
+    .where(
+      and(
+        eq(phoneVerifications.merchantId, merchantId),
+        eq(phoneVerifications.phoneNumber, phoneNumber),
+        gt(phoneVerifications.created, since),
+      ),
+    );
+  return row!.count;
 }
 
 /** The user's waiting change, if any (live or not). */
@@ -38,9 +63,16 @@ export function takePhoneAttempt(db: Database, userId: number, now: number, maxA
     .get();
 }
 
-/** Ends the user's change (its code used, or withdrawn). */
-export function endPhoneVerification(db: Database, userId: number) {
-  return db.delete(phoneVerifications).where(eq(phoneVerifications.userId, userId));
+/** Ends the user's change (withdrawn), or with `codeHash` only that change (its code used, or not texted). */
+export function endPhoneVerification(db: Database, userId: number, codeHash?: string) {
+  return db
+    .delete(phoneVerifications)
+    .where(
+      and(
+        eq(phoneVerifications.userId, userId),
+        codeHash === undefined ? undefined : eq(phoneVerifications.codeHash, codeHash),
+      ),
+    );
 }
 
 /** The number, unverified, among the user's (added when it is not yet). */
@@ -61,8 +93,15 @@ export function addUnverifiedPhone(db: Database, userId: number, phoneNumber: st
   );
 }
 
-/** Removes the user's unverified numbers but `keep`: only the newest change waits. */
-export function dropUnconfirmedPhones(db: Database, userId: number, keep: string) {
+/**
+ * Removes the number an earlier change left unverified, unless it is `keep`: only the newest
+ * change waits. Other unverified numbers (imported ones) stay. Before the batch's new change.
+ */
+export function dropUnconfirmedPhone(db: Database, userId: number, keep: string) {
+  const waiting = db
+    .select({ phoneNumber: phoneVerifications.phoneNumber })
+    .from(phoneVerifications)
+    .where(eq(phoneVerifications.userId, userId));
   return db
     .delete(userPhoneNumbers)
     .where(
@@ -71,16 +110,21 @@ export function dropUnconfirmedPhones(db: Database, userId: number, keep: string
         eq(userPhoneNumbers.primary, false),
         eq(userPhoneNumbers.verified, false),
         sql`${userPhoneNumbers.value} <> ${keep}`,
+        inArray(userPhoneNumbers.value, waiting),
       ),
     );
 }
 
 /**
  * The number, proved by its code, becomes the user's verified primary number; the old primary
- * stays as a secondary one. Written only while the user is not blocked, inactive or deleted.
+ * stays as a secondary one. Written only while the change `codeHash` still waits (not replaced by
+ * a newer one meanwhile) and the user is not blocked, inactive or deleted: before the batch ends it.
  */
-export function makePrimaryPhone(db: Database, userId: number, phoneNumber: string, now: number) {
-  const userMayChange = sql`(SELECT ${users.status} FROM ${users} WHERE ${users.id} = ${userId}) >= 0`;
+export function makePrimaryPhone(db: Database, userId: number, phoneNumber: string, codeHash: string, now: number) {
+  const userMayChange = and(
+    sql`(SELECT ${users.status} FROM ${users} WHERE ${users.id} = ${userId}) >= 0`,
+    sql`EXISTS (SELECT 1 FROM ${phoneVerifications} WHERE ${phoneVerifications.userId} = ${userId} AND ${phoneVerifications.codeHash} = ${codeHash})`,
+  );
   return [
     db
       .update(userPhoneNumbers)

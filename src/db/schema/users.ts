@@ -113,7 +113,10 @@ export const phoneVerifications = sqliteTable(
     created: integer("created").notNull(),
     expires: integer("expires").notNull(),
   },
-  (t) => [index("phone_verifications_expires_idx").on(t.expires)],
+  (t) => [
+    index("phone_verifications_expires_idx").on(t.expires),
+    index("phone_verifications_number_idx").on(t.merchantId, t.phoneNumber, t.created),
+  ],
 );
 
 /** Address rows of this type make up the User's `currentLocation` rather than `addresses`. */

@@ -122,6 +122,8 @@ const liveUnderPrevious = z.object({ count: z.number(), until: z.nullable(z.stri
 export const keyRotationSchema = z.object({
   rotation: z.enum(["none", "under-way", "ended"]),
   started: z.nullable(z.string()),
+  /** When re-sealing starts: the switch margin after the start, for isolates still on the previous key. */
+  resealsFrom: z.nullable(z.string()),
   resealed: z.number(),
   previousKeyNeeded: z.boolean(),
   remaining: z.object({
