@@ -275,6 +275,14 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     const rows = await db().select().from(schema.keyFingerprints);
     expect(rows.map((row) => row.name)).toEqual(["DATA_PROTECTION_KEY"]);
     expect((await reseal(after)).body.data).toMatchObject({ rotation: "none" });
+    // Each write in the operator's trail: the rounds that moved something, and the early end.
+    const trail = await db()
+      .select({ action: schema.auditEvents.action, detail: schema.auditEvents.detail })
+      .from(schema.auditEvents)
+      .where(eq(schema.auditEvents.clientId, operator.id))
+      .orderBy(schema.auditEvents.id);
+    expect(trail.map((entry) => entry.action)).toEqual(["keys.reseal", "keys.rotation.end"]);
+    expect(trail[1]!.detail).toEqual({ early: true });
     // The previous key left set reads nothing any more, and is told.
     expect((await tokenUnder(rotating, unused, { grant_type: "client_credentials" })).status).toBe(401);
     expect(await statusUnder({ ...rotating, DATA_PROTECTION_KEY_PREVIOUS: `${first}=` })).toMatchObject({

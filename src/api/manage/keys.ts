@@ -8,6 +8,7 @@
  * the round ends the rotation; `end=now` ends it once the signing secrets are re-sealed (they have
  * no other copy), whatever else still depends on the previous key, which then stops working.
  */
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { endKeyRotation, findKeyFingerprints } from "../../db/queries/key-fingerprints";
@@ -76,7 +77,9 @@ export const keyRoutes = new Hono<AppEnv>().post(
     const since = recorded.previous.since;
     // Not before the switch margin: isolates on the previous key alone may still read them.
     const resealsFrom = since + SWITCH_MARGIN_SECONDS;
-    const resealed = movesToCurrentKey(ring, now) ? await resealPage(c, tag, now) : 0;
+    const resealedEntry = (resealed: number) =>
+      auditEntry(c, authority, { action: "keys.reseal", detail: { resealed } }, now);
+    const resealed = movesToCurrentKey(ring, now) ? await resealPage(c, tag, now, resealedEntry) : 0;
     const left = await previousKeyDependencies(db, tag, now, resealsFrom, IDEMPOTENCY_KEY_SECONDS);
     const linksUntil = resealsFrom + Math.max(SIGNIN_LINK_LIFETIME_SECONDS, PHONE_CODE_LIFETIME_SECONDS);
     const done =
@@ -88,13 +91,12 @@ export const keyRoutes = new Hono<AppEnv>().post(
       linksUntil <= now;
     // Never before every signing secret is re-sealed: a client's signing secret has no other copy.
     const ended = done || (c.req.valid("form").end === "now" && left.signingSecrets === 0);
-    const detail = { resealed, ended, ...(ended && !done && { endedEarly: true }) };
-    await db.batch([
-      auditEntry(c, authority, { action: "keys.reseal", detail }, now),
-      ...(ended ? [endKeyRotation(db)] : []),
-    ]);
-    // This isolate reads with the previous key no more at once; the others within their minute.
-    if (ended) acceptPreviousKey(ring.current, ring.previous!, null);
+    if (ended) {
+      const detail = { early: !done };
+      await db.batch([endKeyRotation(db), auditEntry(c, authority, { action: "keys.rotation.end", detail }, now)]);
+      // This isolate reads with the previous key no more at once; the others within their minute.
+      acceptPreviousKey(ring.current, ring.previous!, null);
+    }
     const until = (time: number | null) => (time === null ? null : formatDatetime(time));
     return respond(c, {
       object: "KeyRotation",
@@ -156,7 +158,12 @@ async function requireRotationKeys(c: Context<AppEnv>, current: string | null, p
  * left as it is and logged: it still counts among those to re-seal, until the client's signing
  * secret is rotated (POST /api/2/client/{id}/signing-secret).
  */
-async function resealPage(c: Context<AppEnv>, tag: string, now: number): Promise<number> {
+async function resealPage(
+  c: Context<AppEnv>,
+  tag: string,
+  now: number,
+  auditEntryOf: (resealed: number) => BatchItem<"sqlite">,
+): Promise<number> {
   const db = c.get("db")();
   const ring = keyRing(c.env);
   const again = async (sealed: string | null) =>
@@ -202,8 +209,8 @@ async function resealPage(c: Context<AppEnv>, tag: string, now: number): Promise
     ),
   ];
   if (writes.length === 0) return 0;
-  await db.batch(writes as [(typeof writes)[number], ...typeof writes]);
   const changed = new Set([...resealed.map(({ was }) => was.id), ...publicClients.map(({ id }) => id)]);
+  await db.batch([auditEntryOf(changed.size), ...writes]);
   for (const id of changed) forgetClient(id);
   return changed.size;
 }
