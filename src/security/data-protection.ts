@@ -164,13 +164,15 @@ export async function protectSecret(ring: KeyRing, value: string): Promise<strin
   return `${await keyId(ring.current)}.${await hashSecret(ring.current, value)}`;
 }
 
-/** Every form `value` may be stored in under the ring: to look a presented secret up by. */
+/**
+ * Every form `value` may be stored in under the ring, to look a presented secret up by: tagged
+ * under each key, and bare under the oldest (a value of before key ids).
+ */
 export async function protectedForms(ring: KeyRing, value: string): Promise<string[]> {
-  const forms = await Promise.all(
-    keysOf(ring).map(async (key) => `${await keyId(key)}.${await hashSecret(key, value)}`),
-  );
-  // A bare hash is under the oldest key: its tagged form without the tag.
-  return [...forms.reverse(), forms.at(-1)!.slice(KEY_ID_LENGTH + 1)];
+  const [oldest, ...newer] = keysOf(ring);
+  const bare = await hashSecret(oldest!, value);
+  const tagged = await Promise.all(newer.map(async (key) => `${await keyId(key)}.${await hashSecret(key, value)}`));
+  return [...tagged, `${await keyId(oldest!)}.${bare}`, bare];
 }
 
 /** Under which of the ring's keys a stored value is: by its tag, or for a bare one the oldest. */
@@ -178,11 +180,6 @@ export async function keyOfProtected(ring: KeyRing, stored: string): Promise<str
   const parts = stored.split(".");
   const tagged = parts.length === 3 || (parts.length === 2 && parts[0]!.length === KEY_ID_LENGTH);
   return (tagged ? await keyById(ring, parts[0]!) : ring.previous) ?? ring.current;
-}
-
-/** Whether a stored value (hash or sealed) is under the ring's current key, as written now. */
-export async function underCurrentKey(ring: KeyRing, stored: string): Promise<boolean> {
-  return stored.startsWith(`${await keyId(ring.current)}.`);
 }
 
 /**

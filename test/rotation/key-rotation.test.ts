@@ -103,6 +103,7 @@ let app: { id: string; secret: string };
 let web: { id: string; secret: string };
 let legacy: { id: string; secret: string };
 let unused: { id: string; secret: string };
+let nativeApp: { id: string; secret: string };
 const user = { email: "rotation@example.org", password: "a long enough passphrase" };
 const state: { refreshToken?: string; browser?: Browser; bareRefreshToken?: string; bareBrowser?: Browser } = {};
 
@@ -121,6 +122,7 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     });
     legacy = await createClient({ signingSecret: SIGNING_SECRET });
     unused = await createClient();
+    nativeApp = await createClient({ public: true, grantTypes: ["authorization_code"] });
     await createUser(41_001, { ...user, clients: [app.id, web.id] });
     // What a database of before key ids holds: a bare hash and a bare sealed secret.
     await db()
@@ -259,6 +261,9 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     const tag = `${await keyId(second)}.`;
     expect((await clientRow(web.id))!.signingSecretSealed!.startsWith(tag)).toBe(true);
     expect((await clientRow(legacy.id))!.signingSecretSealed!.startsWith(tag)).toBe(true);
+    // A public client's secret, which nobody knows, is replaced by another under the new key.
+    expect((await clientRow(nativeApp.id))!.secretHash.startsWith(tag)).toBe(true);
+    expect(data.remaining.clients).not.toContain(nativeApp.id);
   });
 
   it("is the operator's alone, and asks for both keys", async () => {
