@@ -19,6 +19,7 @@ type Round = {
   previousKeyNeeded: boolean;
   remaining: {
     signingSecrets: number;
+    totpSecrets: number;
     clients: string[];
     sessions: Live;
     refreshTokens: Live;
@@ -90,6 +91,8 @@ function report(round: Round, resealed: number): void {
     remaining.signingSecrets > 0 &&
       `  ${remaining.signingSecrets} signing secret(s) not yet re-sealed (re-sealing starts ${round.resealsFrom}: ` +
         "the switch margin, for isolates still on the previous key)",
+    remaining.totpSecrets > 0 &&
+      `  ${remaining.totpSecrets} authenticator secret(s) of users' second factors not yet re-sealed`,
     remaining.clients.length > 0 &&
       `  ${remaining.clients.length} client(s) whose secret or registration token was not presented since the ` +
         `rotation started (they move on their next use; or rotate their secret): ${remaining.clients.join(", ")}`,

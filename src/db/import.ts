@@ -89,6 +89,7 @@ export async function buildImportStatements(
         accessTokenLifetime: c.accessTokenLifetime,
         autoApprove: c.autoApprove,
         enableSso: c.enableSso,
+        requireSecondFactor: c.requireSecondFactor,
         publicClient: c.public,
         unregisteredPayments: c.unregisteredPayments,
         universalDataAccess: c.universalDataAccess,

@@ -78,11 +78,12 @@ export function recordSignInFailure(
   userId: number | null,
   reason: string,
   now: number,
+  method: "pwd" | "otp" = "pwd",
 ): void {
   const db = c.get("db")();
   const record = async () => {
     const known = userId !== null && (await isConnectedToMerchant(db, client.merchantId, userId));
-    const detail = { method: "pwd", reason: known ? reason : "wrong" };
+    const detail = { method, reason: known ? reason : "wrong" };
     await auditEntry(c, byUser(client), { action: "signin.failure", ...(known && { userId }), detail }, now).run();
   };
   c.executionCtx.waitUntil(

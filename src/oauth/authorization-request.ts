@@ -75,6 +75,8 @@ export type AuthorizationRequest = {
   prompts: ReadonlySet<Prompt>;
   /** Seconds since the sign-in beyond which the user must sign in again. */
   maxAge: number | undefined;
+  /** The Authentication Context Classes asked for, in order of preference (oauth/authentication-context.ts). */
+  acrValues: string[];
   loginHint: string | undefined;
   /** Verified later, against the session it names: oauth/openid/id-token-hint.ts. */
   idTokenHint: string | undefined;
@@ -195,7 +197,7 @@ export async function judgeAuthorizationRequest(
   if (display !== undefined && !(DISPLAYS as readonly string[]).includes(display)) {
     return fail("invalid_request", "Parameter 'display' must be page, popup, touch or wap");
   }
-  const tooLong = (["nonce", "login_hint", "id_token_hint", "claims"] as const).find(
+  const tooLong = (["nonce", "login_hint", "id_token_hint", "claims", "acr_values"] as const).find(
     (name) => (single(name).value?.length ?? 0) > MAX_PARAMETER_LENGTH,
   );
   if (tooLong) return fail("invalid_request", `Parameter '${tooLong}' is too long`);
@@ -234,6 +236,7 @@ export async function judgeAuthorizationRequest(
       nonce: single("nonce").value,
       prompts: prompts as Set<Prompt>,
       maxAge: maxAge === undefined ? undefined : Number(maxAge),
+      acrValues: (single("acr_values").value ?? "").split(" ").filter((value) => value !== ""),
       loginHint: single("login_hint").value,
       idTokenHint: single("id_token_hint").value,
       claims,

@@ -34,7 +34,15 @@ import { clientNetwork } from "../http/ip";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
-import { AccountForm, ConsentForm, type FormContext, SignInForm } from "../pages/authorize";
+import {
+  AccountForm,
+  ConsentForm,
+  EnrolForm,
+  type FormContext,
+  RecoveryCodesForm,
+  SecondFactorForm,
+  SignInForm,
+} from "../pages/authorize";
 import { clientStyle } from "../pages/client-style";
 import { type Locale, LOCALE_PARAMETER, pageLocale, uiLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
@@ -44,7 +52,10 @@ import { canonicalEmailAddress } from "../schemas/email-address";
 import { requestedFields } from "../schemas/client-fields";
 import { type AuthorizationRequest, judgeAuthorizationRequest } from "./authorization-request";
 import { redirectWithCode, redirectWithError } from "./authorization-response";
-import { consentTicket, consentTicketValid } from "./consent";
+import { flowTicket, flowTicketValid } from "./flow-ticket";
+import { asksForSecondFactor, hadSecondFactor } from "./authentication-context";
+import { enrolSecondFactor, giveSecondFactor, newEnrolment } from "./factors/second-factor";
+import { qrCodeSvg, totpUri } from "./factors/totp";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { verifiedIdTokenHint } from "./openid/id-token-hint";
 import { consentEntry } from "../events/audit";
@@ -123,9 +134,17 @@ export const authorizeRoutes = new Hono<AppEnv>()
       const { client } = flow.request;
       if (action === "continue") return passThrough(flow, now, { chosen: true });
       if (action === "switch") return signInPage(flow, 200);
+      if (action === "otp" || action === "enrol" || action === "resume") {
+        const session = await presentedSession(c, now);
+        if (!session || !(await flowTicketValid(c, "factor", session.sessionHash, client.id, form.get("factor")))) {
+          return signInPage(flow, 403, { alert: text.formExpired });
+        }
+        if (action === "resume") return afterSignIn(flow, session);
+        return action === "otp" ? secondFactorGiven(flow, session, form, now) : enrolled(flow, session, form, now);
+      }
       if (action === "approve" || action === "deny") {
         const session = await presentedSession(c, now);
-        if (!session || !(await consentTicketValid(c, session.sessionHash, client.id, form.get("consent")))) {
+        if (!session || !(await flowTicketValid(c, "consent", session.sessionHash, client.id, form.get("consent")))) {
           return signInPage(flow, 403, { alert: text.formExpired });
         }
         if (action === "deny") {
@@ -136,6 +155,9 @@ export const authorizeRoutes = new Hono<AppEnv>()
             flow.request.state,
           );
         }
+        // A consent page shown before the request asked for a second factor approves no sign-in without one.
+        const factorPage = await secondFactorPage(flow, session);
+        if (factorPage) return factorPage;
         const db = c.get("db")();
         await db.batch([
           connectUser(db, { clientId: client.id, userId: session.userId, merchantId: client.merchantId }),
@@ -203,6 +225,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
         merchantId: client.merchantId,
         created: now,
         method: "pwd",
+        secondFactor: signIn.user.secondFactor,
       });
     },
   );
@@ -254,6 +277,10 @@ async function passThrough(flow: Flow, now: number, { chosen = false } = {}): Pr
 }
 
 const LOGIN_REQUIRED = { error: "login_required", description: "The user must sign in" };
+const INTERACTION_REQUIRED = {
+  error: "interaction_required",
+  description: "The user must give a second factor",
+};
 const CONSENT_REQUIRED = { error: "consent_required", description: "The user must grant the client access" };
 const INVALID_HINT = {
   error: "invalid_request",
@@ -310,6 +337,8 @@ export async function resumeAuthorization(
 async function afterSignIn(flow: Flow, signedIn: SignedIn, { interactive = true } = {}): Promise<Response> {
   const { c, request } = flow;
   const { client } = request;
+  const factorPage = await secondFactorPage(flow, signedIn, { interactive });
+  if (factorPage) return factorPage;
   const autoApproved = client.autoApprove && signedIn.merchantId === client.merchantId;
   const granted = autoApproved || (await isConnected(c.get("db")(), client.id, signedIn.userId));
   if (granted && !request.prompts.has("consent")) return codeFor(flow, signedIn);
@@ -322,8 +351,86 @@ async function afterSignIn(flow: Flow, signedIn: SignedIn, { interactive = true 
     <ConsentForm
       {...await formContext(flow)}
       fields={requestedFields(client.fields)}
-      ticket={await consentTicket(c, signedIn.sessionHash, client.id)}
+      ticket={await flowTicket(c, "consent", signedIn.sessionHash, client.id)}
     />,
+  );
+}
+
+/**
+ * The page that asks for the sign-in's second factor, when it needs one and has none yet: its code
+ * when the user has enrolled one (every sign-in then takes it), else enrolment, when the client
+ * requires a second factor of all its users or the request asks for one (`acr_values=otp`).
+ * Where no page may be shown (`prompt=none`), `interaction_required`. Undefined when the sign-in
+ * may go on.
+ */
+async function secondFactorPage(
+  flow: Flow,
+  signedIn: SignedIn,
+  { interactive = true, status = 200 as PageStatus, alert = undefined as string | undefined } = {},
+): Promise<Response | undefined> {
+  const { c, request } = flow;
+  const required =
+    signedIn.secondFactor || request.client.requireSecondFactor || asksForSecondFactor(request.acrValues);
+  if (!required || hadSecondFactor(signedIn.method)) return undefined;
+  if (!interactive) return redirectWithError(c, flow.failureUri, INTERACTION_REQUIRED, request.state);
+  const text = MESSAGES[flow.locale].secondFactor;
+  const context = await formContext(flow);
+  const ticket = await flowTicket(c, "factor", signedIn.sessionHash, request.client.id);
+  if (signedIn.secondFactor) {
+    return page(flow, status, text.title, <SecondFactorForm {...context} ticket={ticket} alert={alert} />);
+  }
+  const enrolment = await newEnrolment(c.env, signedIn.userId, nowInSeconds());
+  const emails = await findPrimaryEmails(c.get("db")(), [signedIn.userId]);
+  const uri = totpUri(enrolment.secret, new URL(c.env.BASE_URL).host, emails.get(signedIn.userId) ?? "");
+  return page(
+    flow,
+    status,
+    text.enrolTitle,
+    <EnrolForm
+      {...context}
+      ticket={ticket}
+      enrolment={enrolment.ticket}
+      secret={enrolment.secret}
+      qrCode={qrCodeSvg(uri)}
+      alert={alert}
+    />,
+  );
+}
+
+/** `action=otp`: the second factor's code; the sign-in goes on once it is taken. */
+async function secondFactorGiven(flow: Flow, session: SignedIn, form: URLSearchParams, now: number) {
+  const { c, request, locale } = flow;
+  const given = await giveSecondFactor(c, request.client, session, form.get("code")?.trim() ?? "", now);
+  if (given.outcome === "passed") return afterSignIn(flow, { ...session, method: given.method });
+  const text = MESSAGES[locale];
+  if (given.outcome === "throttled") {
+    const page = await secondFactorPage(flow, session, { status: 429, alert: text.signIn.throttled });
+    page?.headers.set("Retry-After", String(given.retryAfter));
+    return page!;
+  }
+  return (await secondFactorPage(flow, session, { status: 401, alert: text.secondFactor.wrong }))!;
+}
+
+/** `action=enrol`: the first code of the authenticator the enrolment page showed; then the recovery codes. */
+async function enrolled(flow: Flow, session: SignedIn, form: URLSearchParams, now: number) {
+  const { c, request, locale } = flow;
+  const text = MESSAGES[locale].secondFactor;
+  const code = form.get("code")?.trim() ?? "";
+  const enrolment = await enrolSecondFactor(c, request.client, session, form.get("enrolment") ?? "", code, now);
+  switch (enrolment.outcome) {
+    case "expired":
+      return (await secondFactorPage(flow, session, { status: 400, alert: text.enrolExpired }))!;
+    case "wrong":
+      return (await secondFactorPage(flow, session, { status: 401, alert: text.wrong }))!;
+    case "enrolled already":
+      return (await secondFactorPage(flow, { ...session, secondFactor: true }))!;
+  }
+  const ticket = await flowTicket(c, "factor", session.sessionHash, request.client.id);
+  return page(
+    flow,
+    200,
+    text.codesTitle,
+    <RecoveryCodesForm {...await formContext(flow)} ticket={ticket} codes={enrolment.recoveryCodes} />,
   );
 }
 

@@ -1,35 +1,24 @@
 /**
- * A sign-in with e-mail and password, as the password grant and the login page both make it.
- * Guessing is throttled at the client (RFC 6749 §4.3.2 asks for protection against brute force)
- * by its RateLimiter, in one round trip before the password is checked, so before any hash is
- * computed: each account from one network is held for the window after a few failures; each
- * account from all networks is slowed by a wait of at most a minute, never locked, so that nobody
- * can lock its owner out, and the owner's own networks are not slowed at all; each network is
- * held after many failures for any accounts (spraying). The figures are beside the counters
- * (durable-objects/password-throttle.ts). The attempt is then settled there before the outcome is
- * told: a wrong password counts as a failure, a right one clears the account's; one that a
- * platform fault ends before then is abandoned and never counts. A wrong password and an unknown
- * address are one outcome, so a failure never tells whether an address is registered. Every
- * failure is recorded in the audit trail (events/audit.ts), off the answer.
+ * A sign-in with e-mail and password, as the password grant and the login page both make it,
+ * throttled against guessing (sign-in-throttle.ts; RFC 6749 §4.3.2 asks for protection against
+ * brute force). A wrong password and an unknown address are one outcome, so a failure never tells
+ * whether an address is registered. Every failure is recorded in the audit trail
+ * (events/audit.ts), off the answer.
  */
 import type { Context } from "hono";
 import { base64url } from "jose";
-import type { UserRecord } from "../db/queries/users";
-import { findUserByEmail } from "../db/queries/users";
+import { findUserByEmail, type SignInUser } from "../db/queries/users";
 import { REFUSED_USER_STATUSES } from "../db/schema";
-import { SIGN_IN_FAILURE_LIMIT } from "../durable-objects/password-throttle";
-import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { SignInOrigin } from "../durable-objects/rate-limiter-rpc";
 import type { AppEnv } from "../env";
-import { logUnlessPlatformFault } from "../errors";
 import { recordSignInFailure, type SignInClient } from "../events/audit";
-import { clientNetwork } from "../http/ip";
 import { emailLookupKey } from "../schemas/email-address";
 import { verifyPassword } from "../security/password";
+import { throttledCheck } from "./sign-in-throttle";
 
 /** A failure names the account tried (null for an address that is nobody's), for the audit trail only. */
 export type PasswordSignIn =
-  | { outcome: "signed_in"; user: UserRecord }
+  | { outcome: "signed_in"; user: SignInUser }
   | { outcome: "wrong"; userId: number | null }
   | { outcome: "throttled"; retryAfter: number }
   /** The password was right, but the account may not sign in (inactive, blocked, deleted). */
@@ -63,29 +52,12 @@ async function checkPassword(
   caller: SignInOrigin["caller"],
 ): Promise<PasswordSignIn> {
   const user = await findUserByEmail(c.get("db")(), email);
-  const limiter = rateLimiterFor(c.env, clientId, c.get("timing"));
   const account = user ? `user:${user.id}` : await unknownAccountKey(email);
-  const origin: SignInOrigin = { network: clientNetwork(c.req.raw), caller };
-  const attempt = crypto.randomUUID();
-  try {
-    const begun = await limiter.beginSignIn(account, SIGN_IN_FAILURE_LIMIT, origin, attempt);
-    if (!begun.allowed) return { outcome: "throttled", retryAfter: begun.retryAfter };
-    const passwordMatches = await verifyPassword(password, user?.passwordHash ?? null);
-    if (!user || !passwordMatches) {
-      // Counted before it is told: a guess answered uncounted would be free.
-      if (begun.pending) await limiter.signInFailed(attempt);
-      return { outcome: "wrong", userId: user?.id ?? null };
-    }
-    await limiter.signInSucceeded(account, origin, attempt);
-  } catch (error) {
-    // Nothing was told: the attempt counts no more. In the background, so that a stalled object
-    // costs the answer one deadline, not two; not abandoned, it lapses all the same.
-    const abandon = rateLimiterFor(c.env, clientId)
-      .signInAbandoned(attempt)
-      .catch((failure: unknown) => logUnlessPlatformFault("sign-in attempt not abandoned", failure));
-    c.executionCtx.waitUntil(abandon);
-    throw error;
-  }
+  const checked = await throttledCheck(c, clientId, account, caller, async () =>
+    verifyPassword(password, user?.passwordHash ?? null),
+  );
+  if (checked.outcome === "throttled") return checked;
+  if (!user || checked.outcome === "failed") return { outcome: "wrong", userId: user?.id ?? null };
   const refusal = REFUSED_USER_STATUSES[user.status];
   return refusal ? { outcome: "refused", refusal, userId: user.id } : { outcome: "signed_in", user };
 }

@@ -27,7 +27,7 @@ import { htmlLang, LOCALES } from "../pages/locale";
 import { DISPLAYS, PROMPTS } from "./authorization-request";
 import { allowedScopes, ID_TOKEN_CLAIMS, parseScope, USER_CLAIMS } from "./openid/claims";
 import { SUPPORTED_SCOPES } from "./openid/scopes";
-import { ACR_VALUES_SUPPORTED } from "./openid/id-tokens";
+import { ACR_VALUES_SUPPORTED } from "./authentication-context";
 import { introspectToken, revokeToken } from "./revocation";
 import { apiResource, namesThisApi, publicKeySet } from "./tokens";
 

@@ -114,7 +114,7 @@ export function AccountForm(props: FormContext & { account: string }) {
   );
 }
 
-/** `ticket`: the consent ticket (oauth/consent.ts), without which approval is refused. */
+/** `ticket`: the consent ticket (oauth/flow-ticket.ts), without which approval is refused. */
 export function ConsentForm(props: FormContext & { fields: ClientField[]; ticket: string }) {
   const text = MESSAGES[props.locale].consent;
   return (
@@ -137,6 +137,108 @@ export function ConsentForm(props: FormContext & { fields: ClientField[]; ticket
         </button>
         <button type="submit" name="action" value="deny" class="secondary">
           {text.deny}
+        </button>
+      </form>
+    </>
+  );
+}
+
+/** The second factor's code (an authenticator's, or a recovery code); `ticket` is the flow's factor ticket. */
+export function SecondFactorForm(props: FormContext & { ticket: string; alert?: string }) {
+  const text = MESSAGES[props.locale].secondFactor;
+  return (
+    <>
+      <p>{text.intro}</p>
+      {props.alert && (
+        <p class="alert" role="alert">
+          {props.alert}
+        </p>
+      )}
+      <form method="post" action="/oauth/authorize">
+        <RequestFields {...props} />
+        <input type="hidden" name="factor" value={props.ticket} />
+        <label for="code">{text.code}</label>
+        <input
+          id="code"
+          name="code"
+          type="text"
+          autocomplete="one-time-code"
+          autocapitalize="none"
+          spellcheck={false}
+          aria-describedby="code-hint"
+          required
+        />
+        <p id="code-hint" class="hint">
+          {text.hint}
+        </p>
+        <button type="submit" name="action" value="otp">
+          {text.verify}
+        </button>
+      </form>
+    </>
+  );
+}
+
+/**
+ * Enrolment of an authenticator: its QR code (an inline SVG, rendered here), the key to type in
+ * instead, and the first code; `enrolment` is the sealed ticket that carries the secret.
+ */
+export function EnrolForm(
+  props: FormContext & { ticket: string; enrolment: string; qrCode: string; secret: string; alert?: string },
+) {
+  const text = MESSAGES[props.locale].secondFactor;
+  return (
+    <>
+      <p>{text.enrolIntro(props.clientName)}</p>
+      {props.alert && (
+        <p class="alert" role="alert">
+          {props.alert}
+        </p>
+      )}
+      <div class="qr" role="img" aria-label={text.qrLabel} dangerouslySetInnerHTML={{ __html: props.qrCode }} />
+      <p>
+        {text.manual} <code class="key">{props.secret.match(/.{1,4}/g)!.join(" ")}</code>
+      </p>
+      <form method="post" action="/oauth/authorize">
+        <RequestFields {...props} />
+        <input type="hidden" name="factor" value={props.ticket} />
+        <input type="hidden" name="enrolment" value={props.enrolment} />
+        <label for="code">{text.enrolCode}</label>
+        <input
+          id="code"
+          name="code"
+          type="text"
+          inputmode="numeric"
+          autocomplete="one-time-code"
+          pattern="[0-9 ]*"
+          required
+        />
+        <button type="submit" name="action" value="enrol">
+          {text.enrol}
+        </button>
+      </form>
+    </>
+  );
+}
+
+/** The recovery codes, shown once, and the way on to the client. */
+export function RecoveryCodesForm(props: FormContext & { ticket: string; codes: string[] }) {
+  const text = MESSAGES[props.locale].secondFactor;
+  return (
+    <>
+      <p>{text.codesIntro}</p>
+      <ul class="codes">
+        {props.codes.map((code) => (
+          <li>
+            <code>{code}</code>
+          </li>
+        ))}
+      </ul>
+      <form method="post" action="/oauth/authorize">
+        <RequestFields {...props} />
+        <input type="hidden" name="factor" value={props.ticket} />
+        <button type="submit" name="action" value="resume">
+          {text.continue}
         </button>
       </form>
     </>

@@ -55,6 +55,25 @@ type Messages = {
     continueAs: (account: string) => string;
     switch: string;
   };
+  /** The second factor: its code on every sign-in once enrolled, and its enrolment. */
+  secondFactor: {
+    title: string;
+    intro: string;
+    code: string;
+    hint: string;
+    verify: string;
+    wrong: string;
+    enrolTitle: string;
+    enrolIntro: (client: string) => string;
+    qrLabel: string;
+    manual: string;
+    enrolCode: string;
+    enrol: string;
+    enrolExpired: string;
+    codesTitle: string;
+    codesIntro: string;
+    continue: string;
+  };
   consent: {
     title: string;
     intro: (client: string) => string;
@@ -132,6 +151,26 @@ export const MESSAGES: Record<Locale, Messages> = {
       intro: (client) => `Continue to ${client} as the account signed in here, or sign in with another.`,
       continueAs: (account) => `Continue as ${account}`,
       switch: "Use another account",
+    },
+    secondFactor: {
+      title: "Enter your code",
+      intro: "Open your authenticator app and enter the 6-digit code it shows for this account.",
+      code: "Code",
+      hint: "Lost your authenticator? Enter one of your recovery codes instead.",
+      verify: "Continue",
+      wrong: "That code is not right, or it was used already. Try the next code.",
+      enrolTitle: "Set up a second factor",
+      enrolIntro: (client) =>
+        `${client} asks you to sign in with a second factor. Scan this QR code with an authenticator app, then enter the code it shows.`,
+      qrLabel: "QR code for your authenticator app",
+      manual: "Cannot scan? Enter this key in the app instead:",
+      enrolCode: "Code from the app",
+      enrol: "Turn on",
+      enrolExpired: "This set-up page had expired. Scan the new QR code.",
+      codesTitle: "Save your recovery codes",
+      codesIntro:
+        "Each code signs you in once if you lose your authenticator. Keep them somewhere safe: they are not shown again.",
+      continue: "I have saved them, continue",
     },
     consent: {
       title: "Allow access",
@@ -222,6 +261,26 @@ export const MESSAGES: Record<Locale, Messages> = {
       continueAs: (account) => `Fortsett som ${account}`,
       switch: "Bruk en annen konto",
     },
+    secondFactor: {
+      title: "Skriv inn koden",
+      intro: "Åpne autentiseringsappen og skriv inn den sekssifrede koden den viser for denne kontoen.",
+      code: "Kode",
+      hint: "Mistet autentiseringsappen? Skriv inn en av gjenopprettingskodene dine i stedet.",
+      verify: "Fortsett",
+      wrong: "Koden er feil, eller den er allerede brukt. Prøv neste kode.",
+      enrolTitle: "Slå på totrinnsbekreftelse",
+      enrolIntro: (client) =>
+        `${client} ber deg logge inn med totrinnsbekreftelse. Skann QR-koden med en autentiseringsapp, og skriv inn koden den viser.`,
+      qrLabel: "QR-kode for autentiseringsappen",
+      manual: "Får du ikke skannet? Skriv inn denne nøkkelen i appen i stedet:",
+      enrolCode: "Kode fra appen",
+      enrol: "Slå på",
+      enrolExpired: "Siden var utløpt. Skann den nye QR-koden.",
+      codesTitle: "Ta vare på gjenopprettingskodene",
+      codesIntro:
+        "Hver kode logger deg inn én gang hvis du mister autentiseringsappen. Oppbevar dem trygt: de vises ikke igjen.",
+      continue: "Jeg har tatt vare på dem, fortsett",
+    },
     consent: {
       title: "Gi tilgang",
       intro: (client) => `${client} ber om tilgang til kontoen din.`,
@@ -310,6 +369,26 @@ export const MESSAGES: Record<Locale, Messages> = {
       intro: (client) => `Fortsätt till ${client} med kontot som är inloggat här, eller logga in med ett annat.`,
       continueAs: (account) => `Fortsätt som ${account}`,
       switch: "Använd ett annat konto",
+    },
+    secondFactor: {
+      title: "Ange din kod",
+      intro: "Öppna din autentiseringsapp och ange den sexsiffriga kod den visar för det här kontot.",
+      code: "Kod",
+      hint: "Har du tappat bort autentiseringsappen? Ange en av dina återställningskoder i stället.",
+      verify: "Fortsätt",
+      wrong: "Koden stämmer inte, eller så har den redan använts. Prova nästa kod.",
+      enrolTitle: "Aktivera tvåstegsverifiering",
+      enrolIntro: (client) =>
+        `${client} ber dig logga in med tvåstegsverifiering. Skanna QR-koden med en autentiseringsapp och ange koden den visar.`,
+      qrLabel: "QR-kod för autentiseringsappen",
+      manual: "Går det inte att skanna? Ange den här nyckeln i appen i stället:",
+      enrolCode: "Kod från appen",
+      enrol: "Aktivera",
+      enrolExpired: "Sidan hade gått ut. Skanna den nya QR-koden.",
+      codesTitle: "Spara dina återställningskoder",
+      codesIntro:
+        "Varje kod loggar in dig en gång om du tappar bort autentiseringsappen. Förvara dem säkert: de visas inte igen.",
+      continue: "Jag har sparat dem, fortsätt",
     },
     consent: {
       title: "Ge åtkomst",

@@ -17,7 +17,11 @@ const STYLE =
   "button.secondary{background:#fff;color:#1a1a1a}" +
   ".check{display:flex;gap:.5rem;align-items:center;font-weight:400}" +
   ".alert{border-left:4px solid #b00020;padding:.5rem 1rem;background:#fdecee}" +
-  ".logo{display:block;max-width:12rem;max-height:3rem;margin:0 0 1rem}";
+  ".logo{display:block;max-width:12rem;max-height:3rem;margin:0 0 1rem}" +
+  ".hint{font-size:.9rem;color:#444}" +
+  ".qr svg{display:block;width:12rem;height:12rem}" +
+  ".key{word-spacing:.25rem;font-size:1.05rem}" +
+  ".codes{columns:2;font-size:1.05rem;padding-left:1.25rem}";
 
 export type PageOptions = {
   /** Whether another site may frame the page (the webview entry); never for anything else. */

@@ -61,6 +61,7 @@ export const clientSettingsSchema = z.strictObject({
   accessTokenLifetime: z.optional(z.number().check(z.int(), z.gte(60), z.lte(MAX_ACCESS_TOKEN_LIFETIME))),
   autoApprove: z.optional(z.boolean()),
   enableSso: z.optional(z.boolean()),
+  requireSecondFactor: z.optional(z.boolean()),
   /** Set when the client is made; a client does not become public, or stop being, later. */
   public: z.optional(z.boolean()),
   ipAllowList: z.optional(distinct(z.union([z.ipv4(), z.ipv6()]), LIMITS.ipAllowList)),

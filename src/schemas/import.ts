@@ -104,6 +104,7 @@ const client = z
       .default(604800),
     autoApprove: flag.default(false),
     enableSso: flag.default(false),
+    requireSecondFactor: flag.default(false),
     /** A client that cannot keep its secret (a native app): PKCE required, no secret at /oauth/token. */
     public: flag.default(false),
     unregisteredPayments: flag.default(false),

@@ -8,6 +8,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
+import { Secret, TOTP } from "otpauth";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { verifySignedResponse } from "../../docs/verify-signed-response";
 import { generateDataProtectionKey } from "../../scripts/lib/keys";
@@ -15,7 +16,7 @@ import { openDatabase } from "../../src/db/client";
 import * as schema from "../../src/db/schema";
 import type { Bindings } from "../../src/env";
 import worker from "../../src/index";
-import { hashSecret, keyFingerprint, keyId } from "../../src/security/data-protection";
+import { hashSecret, keyFingerprint, keyId, sealSecret } from "../../src/security/data-protection";
 import { Browser, redirectParameters } from "../helpers/browser";
 import { BASE, basicAuth, bearer, type Container } from "../helpers/http";
 import { checkAgainstDocument } from "../helpers/openapi";
@@ -105,6 +106,8 @@ let legacy: { id: string; secret: string };
 let unused: { id: string; secret: string };
 let nativeApp: { id: string; secret: string };
 const user = { email: "rotation@example.org", password: "a long enough passphrase" };
+const factorUser = { email: "rotation-factor@example.org", password: "another long passphrase" };
+const TOTP_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
 const state: { refreshToken?: string; browser?: Browser; bareRefreshToken?: string; bareBrowser?: Browser } = {};
 
 afterAll(() => vi.useRealTimers());
@@ -124,6 +127,17 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     unused = await createClient();
     nativeApp = await createClient({ public: true, grantTypes: ["authorization_code"] });
     await createUser(41_001, { ...user, clients: [app.id, web.id] });
+    // A user whose second factor's secret is sealed under the first key.
+    await createUser(41_002, { ...factorUser, clients: [web.id] });
+    await db()
+      .insert(schema.totpFactors)
+      .values({
+        userId: 41_002,
+        secretSealed: await sealSecret({ current: first }, TOTP_SECRET),
+        created: Math.floor(Date.now() / 1000),
+        clientId: web.id,
+        merchantId: 10,
+      });
     // What a database of before key ids holds: a bare hash and a bare sealed secret.
     await db()
       .update(schema.clients)
@@ -189,7 +203,9 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     const round = await reseal(rotating, { end: "now" });
     // Nothing re-sealed yet, so not ended even when asked: a signing secret has no other copy.
     expect(round.body.data).toMatchObject({ rotation: "under-way", resealed: 0, previousKeyNeeded: true });
-    expect((round.body.data as { remaining: { signingSecrets: number } }).remaining.signingSecrets).toBeGreaterThan(0);
+    const { remaining } = round.body.data as { remaining: { signingSecrets: number; totpSecrets: number } };
+    expect(remaining.signingSecrets).toBeGreaterThan(0);
+    expect(remaining.totpSecrets).toBe(1);
     expect((await tokenUnder(before, legacy, { grant_type: "client_credentials" })).status).toBe(200);
     const { body } = await tokenUnder(before, web, { grant_type: "client_credentials" });
     const signed = await callUnder(before, "/api/2/clients?signed=1", { headers: bearer(body.access_token!) });
@@ -248,11 +264,12 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
       rotation: string;
       resealed: number;
       previousKeyNeeded: boolean;
-      remaining: { signingSecrets: number; clients: string[]; sessions: { count: number } };
+      remaining: { signingSecrets: number; totpSecrets: number; clients: string[]; sessions: { count: number } };
     };
     expect(data).toMatchObject({ rotation: "under-way", previousKeyNeeded: true });
     expect(data.resealed).toBeGreaterThanOrEqual(2);
     expect(data.remaining.signingSecrets).toBe(0);
+    expect(data.remaining.totpSecrets).toBe(0);
     // The clients whose secret was not presented since the switch; not those that were.
     expect(data.remaining.clients).toContain(unused.id);
     expect(data.remaining.clients).not.toContain(legacy.id);
@@ -260,6 +277,8 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     expect(data.remaining.sessions.count).toBeGreaterThanOrEqual(1);
     const tag = `${await keyId(second)}.`;
     expect((await clientRow(web.id))!.signingSecretSealed!.startsWith(tag)).toBe(true);
+    const factor = await db().select().from(schema.totpFactors).where(eq(schema.totpFactors.userId, 41_002)).get();
+    expect(factor!.secretSealed.startsWith(tag)).toBe(true);
     expect((await clientRow(legacy.id))!.signingSecretSealed!.startsWith(tag)).toBe(true);
     // A public client's secret, which nobody knows, is replaced by another under the new key.
     expect((await clientRow(nativeApp.id))!.secretHash.startsWith(tag)).toBe(true);
@@ -305,6 +324,15 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     // What still depended on the first key when the rotation was ended early no longer works.
     expect((await tokenUnder(after, unused, { grant_type: "client_credentials" })).status).toBe(401);
     expect(await passesThrough(state.browser!.via((path, init) => callUnder(after, path, init)))).toBe(false);
+    // A second factor re-sealed under the new key still signs in.
+    const browser = new Browser({}, new Map(), (path, init) => callUnder(after, path, init));
+    const login = await browser.get(
+      `/oauth/authorize?client_id=${web.id}&response_type=code&redirect_uri=${encodeURIComponent(CALLBACK)}&state=s`,
+    );
+    const codePage = await browser.submit(await login.text(), { action: "login", ...factorUser });
+    const code = new TOTP({ secret: Secret.fromBase32(TOTP_SECRET) }).generate();
+    const signedIn = await browser.submit(await codePage.text(), { action: "otp", code });
+    expect(redirectParameters(signedIn).params.get("code")).not.toBeNull();
     // And the first key alone is now another key than the database's.
     expect(await statusUnder({ DATA_PROTECTION_KEY: `${first}=` })).toMatchObject({ platform: "misconfigured" });
   });

@@ -174,6 +174,7 @@ function settingsView(client: ClientRecord) {
     accessTokenLifetime: client.accessTokenLifetime,
     autoApprove: client.autoApprove,
     enableSso: client.enableSso,
+    requireSecondFactor: client.requireSecondFactor,
     public: client.publicClient,
     ipAllowList: client.ipAllowList,
     rateLimit: client.rateLimit,

@@ -18,6 +18,8 @@ import {
   previousKeyDependencies,
   publicClientsUnderOtherKeys,
   replaceClientValues,
+  replaceTotpSecret,
+  totpSecretsUnderOtherKeys,
 } from "../../db/queries/key-rotation";
 import type { AppEnv } from "../../env";
 import { ApiError, OAuthError } from "../../errors";
@@ -84,13 +86,15 @@ export const keyRoutes = new Hono<AppEnv>().post(
     const linksUntil = resealsFrom + Math.max(SIGNIN_LINK_LIFETIME_SECONDS, PHONE_CODE_LIFETIME_SECONDS);
     const done =
       left.signingSecrets === 0 &&
+      left.totpSecrets === 0 &&
       left.clients.length === 0 &&
       left.sessions.count === 0 &&
       left.refreshTokens.count === 0 &&
       left.idempotencyKeys.count === 0 &&
       linksUntil <= now;
-    // Never before every signing secret is re-sealed: a client's signing secret has no other copy.
-    const ended = done || (c.req.valid("form").end === "now" && left.signingSecrets === 0);
+    // Never before every sealed secret is re-sealed: a signing secret or an authenticator's has no other copy.
+    const resealedAll = left.signingSecrets === 0 && left.totpSecrets === 0;
+    const ended = done || (c.req.valid("form").end === "now" && resealedAll);
     if (ended) {
       const detail = { early: !done };
       await db.batch([endKeyRotation(db), auditEntry(c, authority, { action: "keys.rotation.end", detail }, now)]);
@@ -108,6 +112,7 @@ export const keyRoutes = new Hono<AppEnv>().post(
         previousKeyNeeded: !ended,
         remaining: {
           signingSecrets: left.signingSecrets,
+          totpSecrets: left.totpSecrets,
           clients: left.clients,
           sessions: { count: left.sessions.count, until: until(left.sessions.until) },
           refreshTokens: { count: left.refreshTokens.count, until: until(left.refreshTokens.until) },
@@ -128,6 +133,7 @@ const NO_ROTATION = {
   previousKeyNeeded: false,
   remaining: {
     signingSecrets: 0,
+    totpSecrets: 0,
     clients: [],
     sessions: NONE,
     refreshTokens: NONE,
@@ -208,9 +214,28 @@ async function resealPage(
       replaceClientValues(db, id, { secretHash }, { secretHash: hash }),
     ),
   ];
-  if (writes.length === 0) return 0;
+  const factors = await resealedTotpSecrets(c, tag);
+  const factorWrites = factors.map(({ userId, was, sealed }) => replaceTotpSecret(db, userId, was, sealed));
+  if (writes.length + factorWrites.length === 0) return 0;
   const changed = new Set([...resealed.map(({ was }) => was.id), ...publicClients.map(({ id }) => id)]);
-  await db.batch([auditEntryOf(changed.size), ...writes]);
+  await db.batch([auditEntryOf(changed.size + factors.length), ...writes, ...factorWrites]);
   for (const id of changed) forgetClient(id);
-  return changed.size;
+  return changed.size + factors.length;
+}
+
+/** A page of authenticator secrets re-sealed under the current key; one that opens under neither is logged and left. */
+async function resealedTotpSecrets(c: Context<AppEnv>, tag: string) {
+  const ring = keyRing(c.env);
+  const page = await totpSecretsUnderOtherKeys(c.get("db")(), tag, RESEAL_PAGE);
+  const resealed = await Promise.all(
+    page.map(async ({ userId, secretSealed }) => {
+      try {
+        return { userId, was: secretSealed, sealed: await sealSecret(ring, await openSecret(ring, secretSealed)) };
+      } catch {
+        console.error(`keys: the authenticator secret of user ${userId} opens under neither key`);
+        return null;
+      }
+    }),
+  );
+  return resealed.filter((factor) => factor !== null);
 }

@@ -8,7 +8,7 @@
 import { and, count, eq, gt, isNotNull, isNull, max, ne, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
-import { clients, idempotencyKeys, refreshTokens, sessions } from "../schema";
+import { clients, idempotencyKeys, refreshTokens, sessions, totpFactors } from "../schema";
 
 /** Whether a stored value is under another key than the one `tag` (`<key id>.`) names. */
 const notUnder = (column: SQLiteColumn, tag: string): SQL =>
@@ -74,10 +74,28 @@ export function replaceClientValues(db: Database, id: string, was: ReplacedValue
     .where(and(eq(clients.id, id), ...unchanged));
 }
 
+/** Up to `limit` authenticator secrets sealed under another key. */
+export function totpSecretsUnderOtherKeys(db: Database, tag: string, limit: number) {
+  return db
+    .select({ userId: totpFactors.userId, secretSealed: totpFactors.secretSealed })
+    .from(totpFactors)
+    .where(notUnder(totpFactors.secretSealed, tag))
+    .limit(limit);
+}
+
+/** Replaces a user's sealed authenticator secret, unless it changed since `was`. */
+export function replaceTotpSecret(db: Database, userId: number, was: string, secretSealed: string) {
+  return db
+    .update(totpFactors)
+    .set({ secretSealed })
+    .where(and(eq(totpFactors.userId, userId), eq(totpFactors.secretSealed, was)));
+}
+
 /** What still depends on the previous key, now. */
 export async function previousKeyDependencies(db: Database, tag: string, now: number, since: number, keptFor: number) {
-  const [sealed, hashed, liveSessions, liveTokens, kept] = await db.batch([
+  const [sealed, totp, hashed, liveSessions, liveTokens, kept] = await db.batch([
     db.select({ count: count() }).from(clients).where(sealedUnderOtherKeys(tag, now)),
+    db.select({ count: count() }).from(totpFactors).where(notUnder(totpFactors.secretSealed, tag)),
     db
       .select({ id: clients.id })
       .from(clients)
@@ -119,6 +137,7 @@ export async function previousKeyDependencies(db: Database, tag: string, now: nu
   ]);
   return {
     signingSecrets: sealed[0]!.count,
+    totpSecrets: totp[0]!.count,
     clients: hashed.map((row) => row.id),
     sessions: liveSessions[0]!,
     refreshTokens: liveTokens[0]!,

@@ -1,7 +1,7 @@
 import { and, eq, gt, gte, isNull } from "drizzle-orm";
 import type { Database } from "../client";
 import { type ClientScope, inClientScope } from "./clients";
-import { clients, sessions, users } from "../schema";
+import { clients, sessions, totpFactors, users } from "../schema";
 
 export function insertSession(db: Database, session: typeof sessions.$inferInsert) {
   return db.insert(sessions).values(session);
@@ -23,22 +23,29 @@ export type LiveSession = {
   merchantId: number | null;
   created: number;
   method: (typeof sessions.$inferSelect)["method"];
+  /** Whether the user has a second factor, which every sign-in then takes. */
+  secondFactor: boolean;
 };
 
 /** The session when it is live (not revoked, not expired) and its user's account may sign in. */
 export async function findLiveSession(db: Database, idHash: string, now: number): Promise<LiveSession | undefined> {
-  return db
+  const row = await db
     .select({
       userId: sessions.userId,
       merchantId: clients.merchantId,
       created: sessions.created,
       method: sessions.method,
+      factor: totpFactors.userId,
     })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .leftJoin(clients, eq(clients.id, sessions.clientId))
+    .leftJoin(totpFactors, eq(totpFactors.userId, sessions.userId))
     .where(and(eq(sessions.idHash, idHash), isNull(sessions.revoked), gt(sessions.expires, now), gte(users.status, 0)))
     .get();
+  if (!row) return undefined;
+  const { factor, ...session } = row;
+  return { ...session, secondFactor: factor !== null };
 }
 
 /** The user's live sessions started through the clients in `scope`, by the user's index. */

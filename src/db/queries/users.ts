@@ -4,6 +4,7 @@ import type { Database } from "../client";
 import { type ClientScope, inClientScope } from "./clients";
 import {
   REFUSED_USER_STATUSES,
+  totpFactors,
   userAccounts,
   userAddresses,
   userClients,
@@ -26,14 +27,18 @@ export type UserProfile = {
 };
 
 /** The user who owns an e-mail address (primary or not), for password sign-in. */
-export async function findUserByEmail(db: Database, email: string): Promise<UserRecord | undefined> {
+/** A user signing in, and whether the user has a second factor to give next. */
+export type SignInUser = UserRecord & { secondFactor: boolean };
+
+export async function findUserByEmail(db: Database, email: string): Promise<SignInUser | undefined> {
   const row = await db
-    .select({ user: users })
+    .select({ user: users, factor: totpFactors.userId })
     .from(userEmails)
     .innerJoin(users, eq(users.id, userEmails.userId))
+    .leftJoin(totpFactors, eq(totpFactors.userId, users.id))
     .where(eq(userEmails.value, emailLookupKey(email)))
     .get();
-  return row?.user;
+  return row && { ...row.user, secondFactor: row.factor !== null };
 }
 
 /** The user who owns an e-mail address, and whether it is the user's primary address and verified. */

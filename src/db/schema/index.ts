@@ -14,3 +14,4 @@ export * from "./key-fingerprints";
 export * from "./audit";
 export * from "./idempotency";
 export * from "./callbacks";
+export * from "./second-factor";

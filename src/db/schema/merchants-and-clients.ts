@@ -68,6 +68,8 @@ export const clients = sqliteTable(
     accessTokenLifetime: integer("access_token_lifetime").notNull().default(604800),
     autoApprove: integer("auto_approve", { mode: "boolean" }).notNull().default(false),
     enableSso: integer("enable_sso", { mode: "boolean" }).notNull().default(false),
+    /** Every user signs in to this client with a second factor; the login page enrols one who has none. */
+    requireSecondFactor: integer("require_second_factor", { mode: "boolean" }).notNull().default(false),
     /**
      * A client that cannot keep a secret (a native app): PKCE at /oauth/authorize, and only
      * authorization_code and refresh_token at /oauth/token, with client_id alone.

@@ -36,6 +36,10 @@ export const passwordGrant: Grant = async (request) => {
       throw invalidGrant(`The user account is ${signIn.refusal}`);
   }
   const { user } = signIn;
+  // No second factor can be given here: a user who has one, or a client that requires one, signs in on the login page.
+  if (user.secondFactor || client.requireSecondFactor) {
+    throw invalidGrant("The user must sign in with a second factor, through the authorization endpoint");
+  }
   const db = c.get("db")();
   const connected = await isConnected(db, client.id, user.id);
   if (!connected && !client.autoApprove) {

@@ -7,6 +7,7 @@ import { base64url } from "jose";
 import type { ClientRecord } from "../../db/queries/clients";
 import type { SignInMethod } from "../../db/schema";
 import type { Bindings } from "../../env";
+import { authenticationContext } from "../authentication-context";
 import type { SigningAlgorithm } from "../signing-algorithms";
 import { signToken } from "../tokens";
 
@@ -22,17 +23,6 @@ export type OpenIdSignIn = {
   method: SignInMethod | null;
 };
 
-/**
- * The Authentication Context Class (`acr`, SPiD's values, which its SDKs send as `acr_values`)
- * and Methods References (`amr`, RFC 8176) of each way of signing in. A link mailed to the user
- * proves the mailbox: RFC 8176 has no value for it, so `email`, and SPiD's `otp-email` class.
- */
-const AUTHENTICATION_CONTEXT: Record<SignInMethod, { acr: string; amr: string[] }> = {
-  pwd: { acr: "password", amr: ["pwd"] },
-  email: { acr: "otp-email", amr: ["email"] },
-};
-export const ACR_VALUES_SUPPORTED = [...new Set(Object.values(AUTHENTICATION_CONTEXT).map(({ acr }) => acr))];
-
 export type IdTokenRequest = {
   client: Pick<ClientRecord, "id" | "idTokenSignedResponseAlg">;
   subject: string;
@@ -47,7 +37,7 @@ export type IdTokenRequest = {
 export async function issueIdToken(env: Bindings, request: IdTokenRequest, now: number): Promise<string> {
   const { client, signIn } = request;
   const alg: SigningAlgorithm = client.idTokenSignedResponseAlg ?? "RS256";
-  const context = signIn.method === null ? undefined : AUTHENTICATION_CONTEXT[signIn.method];
+  const context = signIn.method === null ? undefined : authenticationContext(signIn.method);
   return signToken(env, alg, "JWT", {
     ...request.userClaims,
     iss: env.BASE_URL,

@@ -82,6 +82,7 @@ export const clientSettingsResponseSchema = z.object({
   accessTokenLifetime: z.number(),
   autoApprove: z.boolean(),
   enableSso: z.boolean(),
+  requireSecondFactor: z.boolean(),
   public: z.boolean(),
   ipAllowList: z.array(z.string()),
   rateLimit: z.nullable(z.object({ limit: z.number(), windowSeconds: z.number() })),
@@ -128,6 +129,8 @@ export const keyRotationSchema = z.object({
   previousKeyNeeded: z.boolean(),
   remaining: z.object({
     signingSecrets: z.number(),
+    /** Authenticator secrets (second factors) not yet re-sealed: like signing secrets, they have no other copy. */
+    totpSecrets: z.number(),
     clients: z.array(z.string()),
     sessions: liveUnderPrevious,
     refreshTokens: liveUnderPrevious,

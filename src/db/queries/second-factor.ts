@@ -1,0 +1,81 @@
+/** A user's second factor: the TOTP authenticator and its recovery codes (oauth/factors). */
+import { and, count, eq, isNull, lt } from "drizzle-orm";
+import type { Database } from "../client";
+import { recoveryCodes, sessions, totpFactors } from "../schema";
+import type { SignInMethod } from "../schema";
+
+export type TotpFactor = { secretSealed: string; lastStep: number };
+
+export function findTotpFactor(db: Database, userId: number): Promise<TotpFactor | undefined> {
+  return db
+    .select({ secretSealed: totpFactors.secretSealed, lastStep: totpFactors.lastStep })
+    .from(totpFactors)
+    .where(eq(totpFactors.userId, userId))
+    .get();
+}
+
+/** Whether the user has a second factor, and how many unused recovery codes are left. */
+export async function secondFactorState(db: Database, userId: number) {
+  const [factor, codes] = await db.batch([
+    db.select({ created: totpFactors.created }).from(totpFactors).where(eq(totpFactors.userId, userId)),
+    db
+      .select({ left: count() })
+      .from(recoveryCodes)
+      .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.used))),
+  ]);
+  return { enrolled: factor[0]?.created ?? null, recoveryCodesLeft: codes[0]?.left ?? 0 };
+}
+
+/**
+ * Takes a code of time step `step` when no code of that step or a later one was taken before: in
+ * one statement, so that of two racing uses of one code only one is taken. Whether it was.
+ */
+export async function takeTotpStep(db: Database, userId: number, step: number): Promise<boolean> {
+  const taken = await db
+    .update(totpFactors)
+    .set({ lastStep: step })
+    .where(and(eq(totpFactors.userId, userId), lt(totpFactors.lastStep, step)))
+    .returning({ userId: totpFactors.userId });
+  return taken.length === 1;
+}
+
+/** Uses the unused recovery code `codeHash`, in one statement; whether it was one. */
+export async function useRecoveryCode(db: Database, userId: number, codeHash: string, now: number): Promise<boolean> {
+  const used = await db
+    .update(recoveryCodes)
+    .set({ used: now })
+    .where(and(eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, codeHash), isNull(recoveryCodes.used)))
+    .returning({ userId: recoveryCodes.userId });
+  return used.length === 1;
+}
+
+type Enrolment = { userId: number; clientId: string; merchantId: number; created: number };
+
+/**
+ * The statement that enrols a factor; refused (UNIQUE constraint failed: totp_factors.user_id) when
+ * the user has one already, which fails its whole batch.
+ */
+export function insertTotpFactor(db: Database, enrolment: Enrolment & { secretSealed: string; lastStep: number }) {
+  return db.insert(totpFactors).values(enrolment);
+}
+
+/** Replaces the user's recovery codes by `codeHashes`: the statements, for the batch that enrols or renews. */
+export function replaceRecoveryCodes(db: Database, enrolment: Enrolment, codeHashes: string[]) {
+  return [
+    db.delete(recoveryCodes).where(eq(recoveryCodes.userId, enrolment.userId)),
+    db.insert(recoveryCodes).values(codeHashes.map((codeHash) => ({ ...enrolment, codeHash }))),
+  ] as const;
+}
+
+/** Removes the user's second factor and its recovery codes. */
+export function deleteSecondFactor(db: Database, userId: number) {
+  return [
+    db.delete(totpFactors).where(eq(totpFactors.userId, userId)),
+    db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)),
+  ] as const;
+}
+
+/** Records on the browser session `idHash` that its sign-in now has a second factor. */
+export function raiseSessionMethod(db: Database, idHash: string, method: SignInMethod) {
+  return db.update(sessions).set({ method }).where(eq(sessions.idHash, idHash));
+}
