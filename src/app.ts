@@ -40,6 +40,7 @@ import { isBrowserPage, renderUnavailablePage } from "./pages/unavailable";
 import { exchangeRoutes } from "./oauth/exchange";
 import { authorizeRoutes } from "./oauth/authorize";
 import { logoutRoutes } from "./oauth/logout";
+import { accountRoutes } from "./oauth/account";
 import { describeKeySet, metadataRoutes, oauthRoutes, protectedResourceMetadataUrl } from "./oauth/routes";
 import { userinfoRoutes } from "./oauth/openid/userinfo";
 import { registrationRoutes } from "./oauth/registration";
@@ -65,6 +66,7 @@ app.route("/oauth", authorizeRoutes);
 app.route("/oauth", signinConfirmationRoutes);
 app.route("/oauth", userinfoRoutes);
 app.route("/oauth", registrationRoutes);
+app.route("/oauth", accountRoutes);
 app.route("/", spidBrowserRoutes);
 app.route("/.well-known", metadataRoutes);
 app.get("/.well-known/jwks.json", describeKeySet(), async (c) =>

@@ -10,6 +10,7 @@ import { openDatabase } from "../src/db/client";
 import { auditEvents, recoveryCodes, totpFactors } from "../src/db/schema";
 import { Browser, expectPage, redirectParameters } from "./helpers/browser";
 import { basicAuth, bearer, call, claimsOf, container, expectOAuthError, postForm, serverToken } from "./helpers/http";
+import { mailbox } from "./helpers/mailbox";
 import { createClient, createUser } from "./helpers/seed";
 
 const CALLBACK = "https://test.example/callback";
@@ -197,6 +198,23 @@ describe("enrolling a second factor", () => {
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 30_000 });
     const tokens = await redeem(plain, await browser.submit(page, { action: "otp", code: codeAt(secret, Date.now()) }));
     expect(claimsOf(tokens.id_token)).toMatchObject({ acr: "otp", amr: ["pwd", "otp", "mfa"] });
+  });
+});
+
+describe("the second factor after a sign-in link", () => {
+  it("asks for the code once the link signed in, and the ID token says both", async () => {
+    const { user, secret } = await enrolled();
+    const plain = await client();
+    const mail = mailbox();
+    const browser = new Browser();
+    const login = await expectPage(await browser.get(authorizePath(plain.id)), 200, "Sign in");
+    expect((await browser.submit(login, { action: "link", email: user.email })).status).toBe(200);
+    const confirm = await expectPage(await browser.get(await mail.link(user.email)), 200, "Confirm sign-in");
+    const page = await expectPage(await browser.submit(confirm, {}), 200, "Enter your code");
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 30_000 });
+    const tokens = await redeem(plain, await browser.submit(page, { action: "otp", code: codeAt(secret, Date.now()) }));
+    expect(claimsOf(tokens.id_token)).toMatchObject({ acr: "otp", amr: ["email", "otp", "mfa"] });
+    vi.restoreAllMocks();
   });
 });
 

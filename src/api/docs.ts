@@ -8,7 +8,7 @@ import { html, raw } from "hono/html";
 import * as z from "zod/mini";
 import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
-import { inlineStyleSource } from "../http/content-security";
+import { inlineSource } from "../http/content-security";
 import { openApiDocument, type Route } from "../http/openapi";
 import { WEB_VERSION } from "./version";
 
@@ -116,7 +116,7 @@ export function documentationRoutes(routes: () => readonly Route[]) {
       }),
       async (c) =>
         c.html(referencePage(documentFor(c.env.BASE_URL)), 200, {
-          "Content-Security-Policy": `default-src 'none'; style-src ${await inlineStyleSource(STYLE)}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+          "Content-Security-Policy": `default-src 'none'; style-src ${await inlineSource(STYLE)}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
           "Cache-Control": "public, max-age=300",
         }),
     );

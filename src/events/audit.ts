@@ -78,7 +78,7 @@ export function recordSignInFailure(
   userId: number | null,
   reason: string,
   now: number,
-  method: "pwd" | "otp" = "pwd",
+  method: "pwd" | "otp" | "passkey" = "pwd",
 ): void {
   const db = c.get("db")();
   const record = async () => {

@@ -9,7 +9,8 @@ import type { SignInMethod } from "../schemas/requested-claims";
 /**
  * A link mailed to the user proves the mailbox: RFC 8176 has no value for it, so `email`, and
  * SPiD's `otp-email` class. A second factor (an authenticator's code, or a recovery code, both
- * one-time passwords) adds `otp` and `mfa`, and the class `otp`.
+ * one-time passwords) adds `otp` and `mfa`, and the class `otp`, SPiD's class of two factors,
+ * which a passkey meets on its own.
  */
 const AUTHENTICATION_CONTEXT: Record<SignInMethod, { acr: string; amr: string[] }> = {
   pwd: { acr: "password", amr: ["pwd"] },
@@ -18,6 +19,10 @@ const AUTHENTICATION_CONTEXT: Record<SignInMethod, { acr: string; amr: string[] 
   "email+otp": { acr: "otp", amr: ["email", "otp", "mfa"] },
   // A second factor given in a session no sign-in started (a webview's, which an app's token did).
   otp: { acr: "otp", amr: ["otp"] },
+  // A passkey with user verification is two factors in one: the device, and its PIN or biometric.
+  // Hardware-bound, or synced (backup eligible): RFC 8176's hwk and swk.
+  hwk: { acr: "otp", amr: ["hwk", "user", "mfa"] },
+  swk: { acr: "otp", amr: ["swk", "user", "mfa"] },
 };
 
 export const ACR_VALUES_SUPPORTED = [...new Set(Object.values(AUTHENTICATION_CONTEXT).map(({ acr }) => acr))];
@@ -27,15 +32,16 @@ export function authenticationContext(method: SignInMethod): { acr: string; amr:
   return AUTHENTICATION_CONTEXT[method];
 }
 
-/** Whether a sign-in had its second factor. */
+/** Whether a sign-in had two factors: a second factor's code, or a passkey. */
 export function hadSecondFactor(method: SignInMethod | null): boolean {
-  return method !== null && AUTHENTICATION_CONTEXT[method].amr.includes("otp");
+  return method !== null && AUTHENTICATION_CONTEXT[method].acr === "otp";
 }
 
 /** The method a sign-in by `method` becomes once its second factor is given. */
 export function withSecondFactor(method: SignInMethod | null): SignInMethod {
   if (method === null) return "otp";
-  return method.startsWith("email") ? "email+otp" : method.startsWith("pwd") ? "pwd+otp" : method;
+  if (method.startsWith("email")) return "email+otp";
+  return method.startsWith("pwd") ? "pwd+otp" : method;
 }
 
 /**

@@ -21,13 +21,7 @@
 import { type Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import * as z from "zod/mini";
-import {
-  connectUser,
-  findPrimaryEmails,
-  findUserIdByUuid,
-  isConnected,
-  recordPasswordSignIn,
-} from "../db/queries/users";
+import { connectUser, findPrimaryEmails, findUserIdByUuid, isConnected, recordSignIn } from "../db/queries/users";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
 import type { AppEnv } from "../env";
 import { clientNetwork } from "../http/ip";
@@ -40,6 +34,7 @@ import {
   EnrolForm,
   type FormContext,
   RecoveryCodesForm,
+  RequestFields,
   SecondFactorForm,
   SignInForm,
 } from "../pages/authorize";
@@ -53,9 +48,9 @@ import { requestedFields } from "../schemas/client-fields";
 import { type AuthorizationRequest, judgeAuthorizationRequest } from "./authorization-request";
 import { redirectWithCode, redirectWithError } from "./authorization-response";
 import { flowTicket, flowTicketValid } from "./flow-ticket";
-import { asksForSecondFactor, hadSecondFactor } from "./authentication-context";
-import { enrolSecondFactor, giveSecondFactor, newEnrolment } from "./factors/second-factor";
-import { qrCodeSvg, totpUri } from "./factors/totp";
+import { asksForSecondFactor, hadSecondFactor, withSecondFactor } from "./authentication-context";
+import { checkSecondFactor, enrolSecondFactor, newEnrolment, secondFactorGiven } from "./factors/second-factor";
+import { signInPrompt, signInWithPasskey } from "./factors/passkeys";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { verifiedIdTokenHint } from "./openid/id-token-hint";
 import { consentEntry } from "../events/audit";
@@ -140,7 +135,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
           return signInPage(flow, 403, { alert: text.formExpired });
         }
         if (action === "resume") return afterSignIn(flow, session);
-        return action === "otp" ? secondFactorGiven(flow, session, form, now) : enrolled(flow, session, form, now);
+        return action === "otp" ? secondFactorPosted(flow, session, form, now) : enrolled(flow, session, form, now);
       }
       if (action === "approve" || action === "deny") {
         const session = await presentedSession(c, now);
@@ -166,6 +161,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
         return codeFor(flow, session);
       }
 
+      if (action === "passkey") return passkeySignIn(flow, form, now);
       const email = form.get("email")?.trim() ?? "";
       if (action === "link") {
         const address = canonicalEmailAddress(email);
@@ -215,12 +211,13 @@ export const authorizeRoutes = new Hono<AppEnv>()
           lifetime: remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
           persistent: remember,
           method: "pwd",
-          writes: [recordPasswordSignIn(db, signIn.user.id, now)],
+          writes: [recordSignIn(db, signIn.user.id, now)],
         },
         now,
       );
       return afterSignIn(flow, {
         userId: signIn.user.id,
+        clientId: client.id,
         sessionHash: session.idHash,
         merchantId: client.merchantId,
         created: now,
@@ -379,33 +376,81 @@ async function secondFactorPage(
   if (signedIn.secondFactor) {
     return page(flow, status, text.title, <SecondFactorForm {...context} ticket={ticket} alert={alert} />);
   }
-  const enrolment = await newEnrolment(c.env, signedIn.userId, nowInSeconds());
   const emails = await findPrimaryEmails(c.get("db")(), [signedIn.userId]);
-  const uri = totpUri(enrolment.secret, new URL(c.env.BASE_URL).host, emails.get(signedIn.userId) ?? "");
+  const user = { id: signedIn.userId, email: emails.get(signedIn.userId) ?? "" };
+  const enrolment = await newEnrolment(c.env, user, nowInSeconds());
   return page(
     flow,
     status,
     text.enrolTitle,
     <EnrolForm
-      {...context}
-      ticket={ticket}
+      locale={flow.locale}
+      clientName={request.client.name}
+      action="/oauth/authorize"
       enrolment={enrolment.ticket}
       secret={enrolment.secret}
-      qrCode={qrCodeSvg(uri)}
+      qrCode={enrolment.qrCode}
       alert={alert}
-    />,
+    >
+      <RequestFields {...context} />
+      <input type="hidden" name="factor" value={ticket} />
+    </EnrolForm>,
   );
 }
 
-/** `action=otp`: the second factor's code; the sign-in goes on once it is taken. */
-async function secondFactorGiven(flow: Flow, session: SignedIn, form: URLSearchParams, now: number) {
+/** `action=passkey`: the assertion the passkey script posted; a passkey signs in on its own. */
+async function passkeySignIn(flow: Flow, form: URLSearchParams, now: number): Promise<Response> {
   const { c, request, locale } = flow;
-  const given = await giveSecondFactor(c, request.client, session, form.get("code")?.trim() ?? "", now);
-  if (given.outcome === "passed") return afterSignIn(flow, { ...session, method: given.method });
+  const { client } = request;
+  const text = MESSAGES[locale].signIn;
+  const signIn = await signInWithPasskey(c, client, form.get("challenge") ?? "", form.get("credential") ?? "", now);
+  if (signIn.outcome === "refused") {
+    if (signIn.reason === "account") return signInPage(flow, 403, { alert: text.refused });
+    if (signIn.reason === "expired") return signInPage(flow, 400, { alert: text.formExpired });
+    return signInPage(flow, 401, { alert: signIn.reason === "unknown" ? text.passkeyUnknown : text.passkeyFailed });
+  }
+  const db = c.get("db")();
+  const session = await newSessionId(c.env);
+  await startSession(
+    c,
+    session,
+    {
+      userId: signIn.userId,
+      client,
+      // The passkey form has no "keep me signed in": a session that ends with the browser.
+      lifetime: BROWSER_SESSION_LIFETIME,
+      persistent: false,
+      method: signIn.method,
+      writes: [recordSignIn(db, signIn.userId, now)],
+    },
+    now,
+  );
+  return afterSignIn(flow, {
+    userId: signIn.userId,
+    clientId: client.id,
+    sessionHash: session.idHash,
+    merchantId: client.merchantId,
+    created: now,
+    method: signIn.method,
+    // Whether the user has an authenticator matters no more: a passkey is two factors already.
+    secondFactor: false,
+  });
+}
+
+/** `action=otp`: the second factor's code; the sign-in goes on once it is taken. */
+async function secondFactorPosted(flow: Flow, session: SignedIn, form: URLSearchParams, now: number) {
+  const { c, request, locale } = flow;
+  const { client } = request;
+  const checked = await checkSecondFactor(c, client, session.userId, form.get("code")?.trim() ?? "", now);
+  if (checked.outcome === "passed") {
+    const db = c.get("db")();
+    await db.batch(secondFactorGiven(c, client, session, checked.factor, now));
+    return afterSignIn(flow, { ...session, method: withSecondFactor(session.method) });
+  }
   const text = MESSAGES[locale];
-  if (given.outcome === "throttled") {
+  if (checked.outcome === "throttled") {
     const page = await secondFactorPage(flow, session, { status: 429, alert: text.signIn.throttled });
-    page?.headers.set("Retry-After", String(given.retryAfter));
+    page?.headers.set("Retry-After", String(checked.retryAfter));
     return page!;
   }
   return (await secondFactorPage(flow, session, { status: 401, alert: text.secondFactor.wrong }))!;
@@ -466,7 +511,10 @@ async function signInPage(
   const text = MESSAGES[flow.locale].signIn;
   const { view } = flow.request;
   const title = view === "signup" ? text.signUpTitle : view === "signin" ? text.linkTitle : text.title;
-  return page(flow, status, title, <SignInForm {...await formContext(flow)} view={view} {...props} />, headers);
+  // Not in the sign-up view: a new account has no passkey yet.
+  const passkey = view === "signup" ? undefined : await signInPrompt(flow.c.env);
+  const form = <SignInForm {...await formContext(flow)} view={view} passkey={passkey} {...props} />;
+  return page(flow, status, title, form, headers, { passkeys: passkey !== undefined });
 }
 
 async function formContext(flow: Flow): Promise<FormContext> {
@@ -480,6 +528,7 @@ function page(
   title: string,
   body: Child,
   headers: Record<string, string> = {},
+  { passkeys = false } = {},
 ): Promise<Response> {
   return renderPage(
     c,
@@ -489,6 +538,7 @@ function page(
       clientStyle: clientStyle(request.client.css),
       redirectsTo: [request.redirectUri, failureUri],
       logo: request.client.logoUri,
+      passkeys,
       headers,
     },
   );

@@ -10,7 +10,6 @@
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
-import { findTotpFactor } from "../db/queries/second-factor";
 import { findPrimaryEmails } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
@@ -110,28 +109,26 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale);
       const { link, userId, merchantId } = used;
       const session = await newSessionId(c.env);
-      const [factor] = await Promise.all([
-        findTotpFactor(c.get("db")(), userId),
-        startSession(
-          c,
-          session,
-          {
-            userId,
-            client: { id: link.clientId, merchantId },
-            lifetime: link.remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
-            persistent: link.remember,
-            method: "email",
-          },
-          now,
-        ),
-      ]);
+      await startSession(
+        c,
+        session,
+        {
+          userId,
+          client: { id: link.clientId, merchantId },
+          lifetime: link.remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
+          persistent: link.remember,
+          method: "email",
+        },
+        now,
+      );
       const signedIn = {
         userId,
+        clientId: link.clientId,
         merchantId,
         sessionHash: session.idHash,
         created: now,
         method: "email" as const,
-        secondFactor: factor !== undefined,
+        secondFactor: used.secondFactor,
       };
       const answer = await resumeAuthorization(c, link.authorization, pageLocale(link.locale, undefined), signedIn);
       // Answered: the claim goes, and not even this browser can use the link again.

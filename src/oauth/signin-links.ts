@@ -222,7 +222,15 @@ export async function inspectSignInLink(
 }
 
 export type UsedLink =
-  | { outcome: "used"; link: SignInLink; userId: number; merchantId: number; done: () => Promise<void> }
+  | {
+      outcome: "used";
+      link: SignInLink;
+      userId: number;
+      merchantId: number;
+      /** Whether the user has a second factor to give next (a user the link made has none). */
+      secondFactor: boolean;
+      done: () => Promise<void>;
+    }
   | { outcome: "invalid" | "expired" | "spent" };
 
 /**
@@ -256,7 +264,8 @@ export async function useSignInLink(c: Context<AppEnv>, token: string, claim: st
       // The claim then lapses with the link: until then only this browser could repeat the use.
       (err: unknown) => logUnlessPlatformFault("sign-in link's claim kept until it expires", err),
     );
-  return { outcome: "used", link, userId, merchantId: parties.client.merchantId, done };
+  const secondFactor = parties.owner?.secondFactor ?? false;
+  return { outcome: "used", link, userId, merchantId: parties.client.merchantId, secondFactor, done };
 }
 
 type Standing =

@@ -4,7 +4,9 @@
  * and the CSRF token; no script. Labels name every field, errors are announced (role=alert), and
  * the autocomplete hints let password managers and phones fill them in.
  */
+import type { Child } from "hono/jsx";
 import type { SignInView } from "../oauth/authorization-request";
+import type { PasskeyPrompt } from "../oauth/factors/passkeys";
 import type { ClientField } from "../schemas/client-fields";
 import type { Locale } from "./locale";
 import { MESSAGES } from "./messages";
@@ -17,7 +19,7 @@ export type FormContext = {
   csrf: string;
 };
 
-function RequestFields({ parameters, csrf, locale }: Pick<FormContext, "parameters" | "csrf" | "locale">) {
+export function RequestFields({ parameters, csrf, locale }: Pick<FormContext, "parameters" | "csrf" | "locale">) {
   return (
     <>
       {Object.entries(parameters).map(([name, value]) => (
@@ -34,9 +36,13 @@ function RequestFields({ parameters, csrf, locale }: Pick<FormContext, "paramete
  * (login), or the e-mail alone for a link that signs in (signin) or makes the account (signup),
  * with a way back to the login view.
  */
-export function SignInForm(props: FormContext & { view: SignInView; email?: string; alert?: string }) {
+export function SignInForm(
+  props: FormContext & { view: SignInView; email?: string; alert?: string; passkey?: PasskeyPrompt | undefined },
+) {
   const text = MESSAGES[props.locale].signIn;
   const linkOnly = props.view !== "login";
+  // The browser offers its passkeys in the address field's autofill (conditional mediation).
+  const username = props.passkey ? "username webauthn" : "username";
   const intro = props.view === "signup" ? text.signUpIntro : props.view === "signin" ? text.linkIntro : text.intro;
   return (
     <>
@@ -56,7 +62,7 @@ export function SignInForm(props: FormContext & { view: SignInView; email?: stri
           type="text"
           inputmode="email"
           autocapitalize="none"
-          autocomplete={linkOnly ? "email" : "username"}
+          autocomplete={linkOnly ? "email" : username}
           required
           value={props.email ?? ""}
         />
@@ -79,12 +85,45 @@ export function SignInForm(props: FormContext & { view: SignInView; email?: stri
           {props.view === "signup" ? text.signUpSubmit : text.sendLink}
         </button>
       </form>
+      {props.passkey && (
+        <PasskeyForm action="/oauth/authorize" prompt={props.passkey} label={text.passkey} failed={text.passkeyFailed}>
+          <RequestFields {...props} />
+        </PasskeyForm>
+      )}
       {linkOnly && (
         <p>
           <a href={loginViewHref(props)}>{props.view === "signup" ? text.haveAccount : text.withPassword}</a>
         </p>
       )}
     </>
+  );
+}
+
+/**
+ * Signing in with a passkey: hidden until the passkey script (pages/passkey-script.ts) finds
+ * WebAuthn, which then posts `action=passkey` with the assertion in `credential`; `children` are
+ * the form's other fields.
+ */
+export function PasskeyForm(props: {
+  action: string;
+  prompt: PasskeyPrompt;
+  label: string;
+  failed: string;
+  children?: Child;
+}) {
+  return (
+    <form method="post" action={props.action} data-passkey="get" data-options={props.prompt.options} hidden>
+      {props.children}
+      <input type="hidden" name="action" value="passkey" />
+      <input type="hidden" name="challenge" value={props.prompt.challenge} />
+      <input type="hidden" name="credential" value="" />
+      <p class="alert" role="alert" data-passkey-error="1" hidden>
+        {props.failed}
+      </p>
+      <button type="button" class="secondary" data-passkey-start="1">
+        {props.label}
+      </button>
+    </form>
   );
 }
 
@@ -181,11 +220,19 @@ export function SecondFactorForm(props: FormContext & { ticket: string; alert?: 
 
 /**
  * Enrolment of an authenticator: its QR code (an inline SVG, rendered here), the key to type in
- * instead, and the first code; `enrolment` is the sealed ticket that carries the secret.
+ * instead, and the first code, posted to `action` with `children` (the page's own fields) and
+ * `enrolment`, the sealed ticket that carries the secret. `clientName` asks for it, in a sign-in.
  */
-export function EnrolForm(
-  props: FormContext & { ticket: string; enrolment: string; qrCode: string; secret: string; alert?: string },
-) {
+export function EnrolForm(props: {
+  locale: Locale;
+  clientName: string | null;
+  action: string;
+  enrolment: string;
+  qrCode: string;
+  secret: string;
+  alert?: string | undefined;
+  children?: Child;
+}) {
   const text = MESSAGES[props.locale].secondFactor;
   return (
     <>
@@ -199,9 +246,8 @@ export function EnrolForm(
       <p>
         {text.manual} <code class="key">{props.secret.match(/.{1,4}/g)!.join(" ")}</code>
       </p>
-      <form method="post" action="/oauth/authorize">
-        <RequestFields {...props} />
-        <input type="hidden" name="factor" value={props.ticket} />
+      <form method="post" action={props.action}>
+        {props.children}
         <input type="hidden" name="enrolment" value={props.enrolment} />
         <label for="code">{text.enrolCode}</label>
         <input
@@ -221,8 +267,8 @@ export function EnrolForm(
   );
 }
 
-/** The recovery codes, shown once, and the way on to the client. */
-export function RecoveryCodesForm(props: FormContext & { ticket: string; codes: string[] }) {
+/** The recovery codes, shown once, and `next`: the way on (a form's button, or a link). */
+export function RecoveryCodes(props: { locale: Locale; codes: string[]; next: Child }) {
   const text = MESSAGES[props.locale].secondFactor;
   return (
     <>
@@ -234,13 +280,27 @@ export function RecoveryCodesForm(props: FormContext & { ticket: string; codes: 
           </li>
         ))}
       </ul>
-      <form method="post" action="/oauth/authorize">
-        <RequestFields {...props} />
-        <input type="hidden" name="factor" value={props.ticket} />
-        <button type="submit" name="action" value="resume">
-          {text.continue}
-        </button>
-      </form>
+      {props.next}
     </>
+  );
+}
+
+/** The recovery codes of an enrolment within a sign-in, and the way on to the client. */
+export function RecoveryCodesForm(props: FormContext & { ticket: string; codes: string[] }) {
+  const text = MESSAGES[props.locale].secondFactor;
+  return (
+    <RecoveryCodes
+      locale={props.locale}
+      codes={props.codes}
+      next={
+        <form method="post" action="/oauth/authorize">
+          <RequestFields {...props} />
+          <input type="hidden" name="factor" value={props.ticket} />
+          <button type="submit" name="action" value="resume">
+            {text.continue}
+          </button>
+        </form>
+      }
+    />
   );
 }

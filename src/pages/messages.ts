@@ -47,6 +47,10 @@ type Messages = {
     /** From either view back to the login page. */
     haveAccount: string;
     withPassword: string;
+    /** Passkeys, offered beside the password where BASE_URL allows them. */
+    passkey: string;
+    passkeyFailed: string;
+    passkeyUnknown: string;
   };
   /** `prompt=select_account`: whether to continue as the signed-in user. */
   selectAccount: {
@@ -54,6 +58,31 @@ type Messages = {
     intro: (client: string) => string;
     continueAs: (account: string) => string;
     switch: string;
+  };
+  /** /oauth/account: the user's passkeys and authenticator app. */
+  account: {
+    title: string;
+    signedInAs: (email: string) => string;
+    signInFirst: string;
+    confirmIntro: string;
+    confirm: string;
+    passkeys: string;
+    noPasskeys: string;
+    passkeyUse: (added: string, used: string | null) => string;
+    remove: (name: string) => string;
+    passkeyName: string;
+    addPasskey: string;
+    passkeyAdded: string;
+    passkeyRemoved: string;
+    passkeyNotAdded: string;
+    passkeysUnavailable: string;
+    authenticator: string;
+    authenticatorOn: (since: string, codesLeft: number) => string;
+    authenticatorOff: string;
+    setUp: string;
+    turnOff: string;
+    newCodes: string;
+    turnedOff: string;
   };
   /** The second factor: its code on every sign-in once enrolled, and its enrolment. */
   secondFactor: {
@@ -64,7 +93,8 @@ type Messages = {
     verify: string;
     wrong: string;
     enrolTitle: string;
-    enrolIntro: (client: string) => string;
+    /** `client` asks for it in a sign-in; null on the account page, where the user asks. */
+    enrolIntro: (client: string | null) => string;
     qrLabel: string;
     manual: string;
     enrolCode: string;
@@ -145,12 +175,40 @@ export const MESSAGES: Record<Locale, Messages> = {
         `Enter your e-mail address to continue to ${client}. We e-mail you a link that signs you in, no password needed.`,
       haveAccount: "Already have an account? Sign in",
       withPassword: "Sign in with a password instead",
+      passkey: "Sign in with a passkey",
+      passkeyFailed: "The passkey did not sign you in. Try again, or sign in another way.",
+      passkeyUnknown: "This passkey is not known here any more. Sign in another way.",
     },
     selectAccount: {
       title: "Choose an account",
       intro: (client) => `Continue to ${client} as the account signed in here, or sign in with another.`,
       continueAs: (account) => `Continue as ${account}`,
       switch: "Use another account",
+    },
+    account: {
+      title: "Sign-in methods",
+      signedInAs: (email) => `Signed in as ${email}.`,
+      signInFirst: "You are not signed in. Sign in at a site that uses this account, then open this page again.",
+      confirmIntro: "To change how you sign in, confirm it is you.",
+      confirm: "Confirm",
+      passkeys: "Passkeys",
+      noPasskeys:
+        "You have no passkeys yet. A passkey signs you in with your device's screen lock, without a password.",
+      passkeyUse: (added, used) => `Added ${added}, ${used ? `last used ${used}` : "not used yet"}.`,
+      remove: (name) => `Remove ${name}`,
+      passkeyName: "Name for the new passkey",
+      addPasskey: "Add a passkey",
+      passkeyAdded: "The passkey was added.",
+      passkeyRemoved: "The passkey was removed.",
+      passkeyNotAdded: "The passkey was not added. Try again.",
+      passkeysUnavailable: "Passkeys cannot be used at this address.",
+      authenticator: "Authenticator app",
+      authenticatorOn: (since, left) => `On since ${since}. ${left} of 10 recovery codes left.`,
+      authenticatorOff: "Not set up. With one, every sign-in also asks for a code from the app.",
+      setUp: "Set up",
+      turnOff: "Turn off",
+      newCodes: "New recovery codes",
+      turnedOff: "The authenticator app was turned off.",
     },
     secondFactor: {
       title: "Enter your code",
@@ -161,7 +219,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       wrong: "That code is not right, or it was used already. Try the next code.",
       enrolTitle: "Set up a second factor",
       enrolIntro: (client) =>
-        `${client} asks you to sign in with a second factor. Scan this QR code with an authenticator app, then enter the code it shows.`,
+        `${client ? `${client} asks you to sign in with a second factor. ` : ""}Scan this QR code with an authenticator app, then enter the code it shows.`,
       qrLabel: "QR code for your authenticator app",
       manual: "Cannot scan? Enter this key in the app instead:",
       enrolCode: "Code from the app",
@@ -254,12 +312,40 @@ export const MESSAGES: Record<Locale, Messages> = {
         `Skriv inn e-postadressen din for å fortsette til ${client}. Vi sender deg en lenke som logger deg inn, uten passord.`,
       haveAccount: "Har du allerede en konto? Logg inn",
       withPassword: "Logg inn med passord i stedet",
+      passkey: "Logg inn med passnøkkel",
+      passkeyFailed: "Passnøkkelen logget deg ikke inn. Prøv igjen, eller logg inn på en annen måte.",
+      passkeyUnknown: "Denne passnøkkelen er ikke kjent her lenger. Logg inn på en annen måte.",
     },
     selectAccount: {
       title: "Velg konto",
       intro: (client) => `Fortsett til ${client} med kontoen som er logget inn her, eller logg inn med en annen.`,
       continueAs: (account) => `Fortsett som ${account}`,
       switch: "Bruk en annen konto",
+    },
+    account: {
+      title: "Innloggingsmetoder",
+      signedInAs: (email) => `Logget inn som ${email}.`,
+      signInFirst: "Du er ikke logget inn. Logg inn på et nettsted som bruker denne kontoen, og åpne siden igjen.",
+      confirmIntro: "For å endre hvordan du logger inn, bekreft at det er deg.",
+      confirm: "Bekreft",
+      passkeys: "Passnøkler",
+      noPasskeys:
+        "Du har ingen passnøkler ennå. En passnøkkel logger deg inn med skjermlåsen på enheten, uten passord.",
+      passkeyUse: (added, used) => `Lagt til ${added}, ${used ? `sist brukt ${used}` : "ikke brukt ennå"}.`,
+      remove: (name) => `Fjern ${name}`,
+      passkeyName: "Navn på den nye passnøkkelen",
+      addPasskey: "Legg til passnøkkel",
+      passkeyAdded: "Passnøkkelen ble lagt til.",
+      passkeyRemoved: "Passnøkkelen ble fjernet.",
+      passkeyNotAdded: "Passnøkkelen ble ikke lagt til. Prøv igjen.",
+      passkeysUnavailable: "Passnøkler kan ikke brukes på denne adressen.",
+      authenticator: "Autentiseringsapp",
+      authenticatorOn: (since, left) => `På siden ${since}. ${left} av 10 gjenopprettingskoder igjen.`,
+      authenticatorOff: "Ikke satt opp. Med en app ber hver innlogging også om en kode fra appen.",
+      setUp: "Sett opp",
+      turnOff: "Slå av",
+      newCodes: "Nye gjenopprettingskoder",
+      turnedOff: "Autentiseringsappen ble slått av.",
     },
     secondFactor: {
       title: "Skriv inn koden",
@@ -270,7 +356,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       wrong: "Koden er feil, eller den er allerede brukt. Prøv neste kode.",
       enrolTitle: "Slå på totrinnsbekreftelse",
       enrolIntro: (client) =>
-        `${client} ber deg logge inn med totrinnsbekreftelse. Skann QR-koden med en autentiseringsapp, og skriv inn koden den viser.`,
+        `${client ? `${client} ber deg logge inn med totrinnsbekreftelse. ` : ""}Skann QR-koden med en autentiseringsapp, og skriv inn koden den viser.`,
       qrLabel: "QR-kode for autentiseringsappen",
       manual: "Får du ikke skannet? Skriv inn denne nøkkelen i appen i stedet:",
       enrolCode: "Kode fra appen",
@@ -363,12 +449,39 @@ export const MESSAGES: Record<Locale, Messages> = {
         `Ange din e-postadress för att fortsätta till ${client}. Vi skickar en länk som loggar in dig, utan lösenord.`,
       haveAccount: "Har du redan ett konto? Logga in",
       withPassword: "Logga in med lösenord i stället",
+      passkey: "Logga in med lösennyckel",
+      passkeyFailed: "Lösennyckeln loggade inte in dig. Försök igen, eller logga in på ett annat sätt.",
+      passkeyUnknown: "Den här lösennyckeln är inte känd här längre. Logga in på ett annat sätt.",
     },
     selectAccount: {
       title: "Välj konto",
       intro: (client) => `Fortsätt till ${client} med kontot som är inloggat här, eller logga in med ett annat.`,
       continueAs: (account) => `Fortsätt som ${account}`,
       switch: "Använd ett annat konto",
+    },
+    account: {
+      title: "Inloggningsmetoder",
+      signedInAs: (email) => `Inloggad som ${email}.`,
+      signInFirst: "Du är inte inloggad. Logga in på en webbplats som använder det här kontot och öppna sidan igen.",
+      confirmIntro: "Bekräfta att det är du för att ändra hur du loggar in.",
+      confirm: "Bekräfta",
+      passkeys: "Lösennycklar",
+      noPasskeys: "Du har inga lösennycklar än. En lösennyckel loggar in dig med enhetens skärmlås, utan lösenord.",
+      passkeyUse: (added, used) => `Tillagd ${added}, ${used ? `senast använd ${used}` : "inte använd än"}.`,
+      remove: (name) => `Ta bort ${name}`,
+      passkeyName: "Namn på den nya lösennyckeln",
+      addPasskey: "Lägg till en lösennyckel",
+      passkeyAdded: "Lösennyckeln lades till.",
+      passkeyRemoved: "Lösennyckeln togs bort.",
+      passkeyNotAdded: "Lösennyckeln lades inte till. Försök igen.",
+      passkeysUnavailable: "Lösennycklar kan inte användas på den här adressen.",
+      authenticator: "Autentiseringsapp",
+      authenticatorOn: (since, left) => `På sedan ${since}. ${left} av 10 återställningskoder kvar.`,
+      authenticatorOff: "Inte konfigurerad. Med en app ber varje inloggning också om en kod från appen.",
+      setUp: "Konfigurera",
+      turnOff: "Stäng av",
+      newCodes: "Nya återställningskoder",
+      turnedOff: "Autentiseringsappen stängdes av.",
     },
     secondFactor: {
       title: "Ange din kod",
@@ -379,7 +492,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       wrong: "Koden stämmer inte, eller så har den redan använts. Prova nästa kod.",
       enrolTitle: "Aktivera tvåstegsverifiering",
       enrolIntro: (client) =>
-        `${client} ber dig logga in med tvåstegsverifiering. Skanna QR-koden med en autentiseringsapp och ange koden den visar.`,
+        `${client ? `${client} ber dig logga in med tvåstegsverifiering. ` : ""}Skanna QR-koden med en autentiseringsapp och ange koden den visar.`,
       qrLabel: "QR-kod för autentiseringsappen",
       manual: "Går det inte att skanna? Ange den här nyckeln i appen i stället:",
       enrolCode: "Kod från appen",

@@ -1,11 +1,13 @@
 /**
- * The frame of every browser page: localized, usable on a phone, no script, and a strict
- * Content-Security-Policy that allows exactly the page's own style sheet.
+ * The frame of every browser page: localized, usable on a phone, and a strict
+ * Content-Security-Policy that allows exactly the page's own style sheet and, on the pages that
+ * offer passkeys, the one script (pages/passkey-script.ts), each by its hash.
  */
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
 import type { AppEnv } from "../env";
-import { inlineStyleSource } from "../http/content-security";
+import { inlineSource } from "../http/content-security";
+import { PASSKEY_SCRIPT } from "./passkey-script";
 import { htmlLang, type Locale } from "./locale";
 
 const STYLE =
@@ -35,10 +37,12 @@ export type PageOptions = {
   redirectsTo?: string[];
   /** The client's logo (its registered `logo_uri`): the one image the page may load, from there alone. */
   logo?: string | null;
+  /** Whether the page offers passkeys, and so carries their script. */
+  passkeys?: boolean;
   headers?: Record<string, string>;
 };
 
-export type PageStatus = 200 | 400 | 401 | 403 | 410 | 429 | 503;
+export type PageStatus = 200 | 400 | 401 | 403 | 404 | 410 | 429 | 503;
 
 /**
  * A URL as a CSP source expression matching it alone: the characters CSP gives meaning to (`;`
@@ -54,12 +58,20 @@ export async function renderPage(
   c: Context<AppEnv>,
   status: PageStatus,
   page: { locale: Locale; title: string; body: Child },
-  { frameable = false, clientStyle = "", redirectsTo = [], logo = null, headers = {} }: PageOptions = {},
+  {
+    frameable = false,
+    clientStyle = "",
+    redirectsTo = [],
+    logo = null,
+    passkeys = false,
+    headers = {},
+  }: PageOptions = {},
 ): Promise<Response> {
   const styles = clientStyle ? [STYLE, clientStyle] : [STYLE];
   const csp = [
     "default-src 'none'",
-    `style-src ${(await Promise.all(styles.map(inlineStyleSource))).join(" ")}`,
+    `style-src ${(await Promise.all(styles.map(inlineSource))).join(" ")}`,
+    ...(passkeys ? [`script-src ${await inlineSource(PASSKEY_SCRIPT)}`] : []),
     ...(logo ? [`img-src ${cspSource(logo)}`] : []),
     "base-uri 'none'",
     ["form-action 'self'", ...new Set(redirectsTo.map((uri) => new URL(uri).origin))].join(" "),
@@ -81,6 +93,7 @@ export async function renderPage(
           <h1>{page.title}</h1>
           {page.body}
         </main>
+        {passkeys && <script dangerouslySetInnerHTML={{ __html: PASSKEY_SCRIPT }} />}
       </body>
     </html>
   );

@@ -3,10 +3,11 @@ import * as z from "zod/mini";
 /**
  * How a user signed in (db/schema sessions.method): a password or a sign-in link mailed to them,
  * alone or with a second factor (`+otp`: an authenticator's code or a recovery code), or a second
- * factor alone in a webview session, which an app's token started.
+ * factor alone in a webview session, which an app's token started; or a passkey, device-bound
+ * (`hwk`) or synced (`swk`).
  * oauth/authentication-context.ts says what each is worth.
  */
-export const SIGN_IN_METHODS = ["pwd", "email", "pwd+otp", "email+otp", "otp"] as const;
+export const SIGN_IN_METHODS = ["pwd", "email", "pwd+otp", "email+otp", "otp", "hwk", "swk"] as const;
 export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
 
 /**

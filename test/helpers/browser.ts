@@ -4,6 +4,7 @@
  * the forms the pages render.
  */
 import { expect } from "vitest";
+import { PASSKEY_SCRIPT } from "../../src/pages/passkey-script";
 import { call } from "./http";
 
 /** How a browser's requests reach the Worker: `call`, or a faulty env's fetch (helpers/faults.ts). */
@@ -84,7 +85,10 @@ function decodeEntities(text: string): string {
     .replace(/&amp;/g, "&");
 }
 
-/** A browser page: HTML, never cached, no script, framing refused unless `frameable`. */
+/**
+ * A browser page: HTML, never cached, framing refused unless `frameable`, and no script but the
+ * passkey script (src/pages/passkey-script.ts), once, inline, allowed by its hash alone.
+ */
 export async function expectPage(res: Response, status: number, title: string, { frameable = false } = {}) {
   expect(res.status).toBe(status);
   expect(res.headers.get("Content-Type")).toContain("text/html");
@@ -93,12 +97,21 @@ export async function expectPage(res: Response, status: number, title: string, {
   const csp = res.headers.get("Content-Security-Policy")!;
   expect(csp).toContain("default-src 'none'");
   expect(csp).toContain("form-action 'self'");
-  expect(csp).not.toContain("script-src");
   if (!frameable) expect(csp).toContain("frame-ancestors 'none'");
   const body = await res.text();
   expect(body).toMatch(/^<!doctype html>/);
   expect(body).toContain(`<h1>${title}</h1>`);
-  expect(body).not.toContain("<script");
+  const scripts = [...body.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/g)];
+  if (scripts.length === 0) {
+    expect(csp).not.toContain("script-src");
+  } else {
+    expect(scripts).toHaveLength(1);
+    expect(scripts[0]![0].startsWith("<script>")).toBe(true);
+    expect(decodeEntities(scripts[0]![1]!)).toBe(PASSKEY_SCRIPT);
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(PASSKEY_SCRIPT));
+    const source = `'sha256-${btoa(String.fromCharCode(...new Uint8Array(digest)))}'`;
+    expect(csp.split("; ")).toContain(`script-src ${source}`);
+  }
   return body;
 }
 

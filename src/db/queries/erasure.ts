@@ -5,6 +5,7 @@
  */
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
+import { deleteUserPasskeys } from "./passkeys";
 import { deleteSecondFactor } from "./second-factor";
 import { USER_STATUS } from "../../schemas/value-sets";
 import {
@@ -45,6 +46,7 @@ export function eraseUser(db: Database, userId: number, now: number) {
     db.delete(userPhoneNumbers).where(eq(userPhoneNumbers.userId, userId)),
     db.delete(phoneVerifications).where(eq(phoneVerifications.userId, userId)),
     ...deleteSecondFactor(db, userId),
+    deleteUserPasskeys(db, userId),
     db.delete(userAddresses).where(eq(userAddresses.userId, userId)),
     db.delete(userAccounts).where(eq(userAccounts.userId, userId)),
     db.delete(deviceFingerprints).where(eq(deviceFingerprints.userId, userId)),

@@ -1,5 +1,5 @@
 /** A user's second factor: the TOTP authenticator and its recovery codes (oauth/factors). */
-import { and, count, eq, isNull, lt } from "drizzle-orm";
+import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Database } from "../client";
 import { recoveryCodes, sessions, totpFactors } from "../schema";
 import type { SignInMethod } from "../schema";
@@ -12,18 +12,6 @@ export function findTotpFactor(db: Database, userId: number): Promise<TotpFactor
     .from(totpFactors)
     .where(eq(totpFactors.userId, userId))
     .get();
-}
-
-/** Whether the user has a second factor, and how many unused recovery codes are left. */
-export async function secondFactorState(db: Database, userId: number) {
-  const [factor, codes] = await db.batch([
-    db.select({ created: totpFactors.created }).from(totpFactors).where(eq(totpFactors.userId, userId)),
-    db
-      .select({ left: count() })
-      .from(recoveryCodes)
-      .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.used))),
-  ]);
-  return { enrolled: factor[0]?.created ?? null, recoveryCodesLeft: codes[0]?.left ?? 0 };
 }
 
 /**
@@ -78,4 +66,9 @@ export function deleteSecondFactor(db: Database, userId: number) {
 /** Records on the browser session `idHash` that its sign-in now has a second factor. */
 export function raiseSessionMethod(db: Database, idHash: string, method: SignInMethod) {
   return db.update(sessions).set({ method }).where(eq(sessions.idHash, idHash));
+}
+
+/** A fresh sign-in on the account page: the session's sign-in becomes `method`, now. */
+export function reauthenticateSession(db: Database, idHash: string, method: SignInMethod, now: number) {
+  return db.update(sessions).set({ method, created: now }).where(eq(sessions.idHash, idHash));
 }

@@ -20,6 +20,8 @@ export function revokeSession(db: Database, idHash: string, now: number) {
  */
 export type LiveSession = {
   userId: number;
+  /** The client the session was started through; null once that client is gone. */
+  clientId: string | null;
   merchantId: number | null;
   created: number;
   method: (typeof sessions.$inferSelect)["method"];
@@ -32,6 +34,7 @@ export async function findLiveSession(db: Database, idHash: string, now: number)
   const row = await db
     .select({
       userId: sessions.userId,
+      clientId: sessions.clientId,
       merchantId: clients.merchantId,
       created: sessions.created,
       method: sessions.method,

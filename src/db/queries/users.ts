@@ -42,15 +42,25 @@ export async function findUserByEmail(db: Database, email: string): Promise<Sign
 }
 
 /** The user who owns an e-mail address, and whether it is the user's primary address and verified. */
-export type AddressOwner = { user: UserRecord; primary: boolean; verified: boolean };
+export type AddressOwner = {
+  user: UserRecord;
+  primary: boolean;
+  verified: boolean;
+  /** Whether the user has a second factor, which a sign-in then takes. */
+  secondFactor: boolean;
+};
 
 export async function findAddressOwner(db: Database, email: string): Promise<AddressOwner | undefined> {
-  return db
-    .select({ user: users, primary: userEmails.primary, verified: userEmails.verified })
+  const row = await db
+    .select({ user: users, primary: userEmails.primary, verified: userEmails.verified, factor: totpFactors.userId })
     .from(userEmails)
     .innerJoin(users, eq(users.id, userEmails.userId))
+    .leftJoin(totpFactors, eq(totpFactors.userId, users.id))
     .where(eq(userEmails.value, emailLookupKey(email)))
     .get();
+  if (!row) return undefined;
+  const { factor, ...owner } = row;
+  return { ...owner, secondFactor: factor !== null };
 }
 
 /** The primary e-mail addresses of users, by id; users without one, or unknown, are left out. */
@@ -200,7 +210,7 @@ export function recordLinkSignIn(db: Database, userId: number, email: string, no
   ] as const;
 }
 
-export function recordPasswordSignIn(db: Database, userId: number, now: number) {
+export function recordSignIn(db: Database, userId: number, now: number) {
   return db.update(users).set({ lastAuthenticated: now, lastLoggedIn: now }).where(eq(users.id, userId));
 }
 

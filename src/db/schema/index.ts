@@ -15,3 +15,4 @@ export * from "./audit";
 export * from "./idempotency";
 export * from "./callbacks";
 export * from "./second-factor";
+export * from "./passkeys";

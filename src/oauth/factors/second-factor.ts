@@ -23,18 +23,22 @@ import { withSecondFactor } from "../authentication-context";
 import type { SignedIn } from "../sessions";
 import { throttledCheck, type ThrottledCheck } from "../sign-in-throttle";
 import { newRecoveryCodes, recoveryCodeHash } from "./recovery-codes";
-import { isTotpCode, newTotpSecret, totpStep } from "./totp";
+import { isTotpCode, newTotpSecret, qrCodeSvg, totpStep, totpUri } from "./totp";
 
 /** How long an enrolment page's secret is taken: time to find the app and scan. */
 const ENROLMENT_LIFETIME_SECONDS = 600;
 
 const enrolmentSchema = z.object({ userId: z.number(), secret: z.string(), expires: z.number() });
 
-/** A new secret for `userId` to enrol, and the sealed ticket the enrolment page carries it in. */
-export async function newEnrolment(env: Bindings, userId: number, now: number) {
+/**
+ * A new secret for the user to enrol, the sealed ticket the enrolment page carries it in, and its
+ * QR code, which names this service (BASE_URL's host) and the user's address in the app.
+ */
+export async function newEnrolment(env: Bindings, user: { id: number; email: string }, now: number) {
   const secret = newTotpSecret();
-  const enrolment = { userId, secret, expires: now + ENROLMENT_LIFETIME_SECONDS };
-  return { secret, ticket: await sealSecret(keyRing(env), JSON.stringify(enrolment)) };
+  const enrolment = { userId: user.id, secret, expires: now + ENROLMENT_LIFETIME_SECONDS };
+  const qrCode = qrCodeSvg(totpUri(secret, new URL(env.BASE_URL).host, user.email));
+  return { secret, qrCode, ticket: await sealSecret(keyRing(env), JSON.stringify(enrolment)) };
 }
 
 /** The secret an enrolment ticket carries, when it is live and for `userId`; null for any other. */
@@ -98,25 +102,23 @@ export async function enrolSecondFactor(
 export type SecondFactorCheck =
   | Exclude<ThrottledCheck, { outcome: "passed" | "failed" }>
   | { outcome: "failed" }
-  | { outcome: "passed"; method: NonNullable<SignedIn["method"]> };
+  | { outcome: "passed"; factor: "totp" | "recovery-code" };
 
 /**
- * Takes `code` (an authenticator's, or a recovery code) as the second factor of the session's
- * sign-in, throttled; a code is taken once, so a replayed one fails. The session records it.
+ * Checks `code` (an authenticator's, or a recovery code) as `userId`'s second factor, throttled;
+ * a code is taken once, so a replayed one fails, and each failure is recorded.
  */
-export async function giveSecondFactor(
+export async function checkSecondFactor(
   c: Context<AppEnv>,
   client: SignInClient,
-  session: SignedIn,
+  userId: number,
   code: string,
   now: number,
 ): Promise<SecondFactorCheck> {
   const db = c.get("db")();
-  const { userId } = session;
-  let factor: "totp" | "recovery-code" = "totp";
+  const factor = isTotpCode(code) ? "totp" : "recovery-code";
   const checked = await throttledCheck(c, client.id, `second-factor:${userId}`, "browser", async () => {
-    if (!isTotpCode(code)) {
-      factor = "recovery-code";
+    if (factor === "recovery-code") {
       const hash = await recoveryCodeHash(userId, code);
       return hash !== null && (await useRecoveryCode(db, userId, hash, now));
     }
@@ -127,16 +129,25 @@ export async function giveSecondFactor(
   });
   if (checked.outcome === "failed") recordSignInFailure(c, client, userId, "wrong", now, "otp");
   if (checked.outcome === "throttled") return checked;
-  if (checked.outcome === "failed") return { outcome: "failed" };
-  const method = withSecondFactor(session.method);
-  await db.batch([
-    raiseSessionMethod(db, session.sessionHash, method),
+  return checked.outcome === "failed" ? { outcome: "failed" } : { outcome: "passed", factor };
+}
+
+/** The statement that records on the session, and the audit entry, that its sign-in had `factor` as its second. */
+export function secondFactorGiven(
+  c: Context<AppEnv>,
+  client: SignInClient,
+  session: SignedIn,
+  factor: "totp" | "recovery-code",
+  now: number,
+) {
+  const db = c.get("db")();
+  return [
+    raiseSessionMethod(db, session.sessionHash, withSecondFactor(session.method)),
     auditEntry(
       c,
       { actor: "user", clientId: client.id, merchantId: client.merchantId },
-      { action: "signin.second-factor", userId, detail: { factor } },
+      { action: "signin.second-factor", userId: session.userId, detail: { factor } },
       now,
     ),
-  ]);
-  return { outcome: "passed", method };
+  ] as const;
 }

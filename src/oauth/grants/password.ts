@@ -3,7 +3,7 @@
  * refresh token, and an ID token for `scope=openid`. The redirect URI must be registered for the client, exactly. Guessing is
  * throttled as on the login page (password-sign-in.ts), but the network is the client's server's.
  */
-import { isConnected, recordPasswordSignIn } from "../../db/queries/users";
+import { isConnected, recordSignIn } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
 import { signInEntry } from "../../events/audit";
 import { subjectOf } from "../openid/claims";
@@ -47,7 +47,7 @@ export const passwordGrant: Grant = async (request) => {
   }
 
   return userTokensWithNewGrant(request, user.id, {
-    writes: [recordPasswordSignIn(db, user.id, now), signInEntry(c, client, user.id, "pwd", now)],
+    writes: [recordSignIn(db, user.id, now), signInEntry(c, client, user.id, "pwd", now)],
     userGrant: {
       scope: (request.scopes ?? []).join(" "),
       subject: subjectOf(user),
