@@ -39,6 +39,8 @@ const signInLinkSchema = z.object({
    * through the API), which it may while the address is the user's, unverified.
    */
   confirms: z.optional(z.literal("email")),
+  /** `password`: the link's page sets a new password first, and signs the user out everywhere else. */
+  resets: z.optional(z.literal("password")),
 });
 
 export type SignInLink = z.infer<typeof signInLinkSchema>;

@@ -57,11 +57,12 @@ export const MAX_PARAMETER_LENGTH = 2048;
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /**
- * Which sign-in page the request opens with: the login page, or, as SPiD's /flow/signup and
- * /flow/signin do, its sign-up or link view (`view=signup|signin`).
+ * Which sign-in page the request opens with: the login page, or, as SPiD's /flow/signup,
+ * /flow/signin and /flow/password do, its sign-up, link or forgotten-password view
+ * (`view=signup|signin|password`).
  */
-export type SignInView = "login" | "signup" | "signin";
-const VIEWS: readonly string[] = ["signup", "signin"];
+export type SignInView = "login" | "signup" | "signin" | "password";
+const VIEWS: readonly string[] = ["signup", "signin", "password"];
 
 export type AuthorizationRequest = {
   client: ClientRecord;
@@ -206,7 +207,7 @@ export async function judgeAuthorizationRequest(
 
   const view = prompts.has("create") ? "signup" : single("view").value;
   if (view !== undefined && !VIEWS.includes(view)) {
-    return fail("invalid_request", "Parameter 'view' must be signup or signin");
+    return fail("invalid_request", "Parameter 'view' must be signup, signin or password");
   }
 
   const codeChallenge = single("code_challenge").value;

@@ -163,7 +163,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
 
       if (action === "passkey") return passkeySignIn(flow, form, now);
       const email = form.get("email")?.trim() ?? "";
-      if (action === "link") {
+      if (action === "link" || action === "reset") {
         const address = canonicalEmailAddress(email);
         if (address === null) return signInPage(flow, 400, { alert: text.emailMissing, email });
         // Anyone may fill in this form: mail per user is held to one a minute, and per network to
@@ -184,6 +184,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
           remember: form.get("remember") === "1",
           locale,
           authorization: flow.request.parameters,
+          ...(action === "reset" && { resetsPassword: true }),
         });
         const sent = MESSAGES[locale].linkSent;
         return page(flow, 200, sent.title, <p>{sent.text}</p>);
@@ -245,7 +246,7 @@ export async function startAuthorization(c: Context<AppEnv>, valuesOf: (name: st
 /**
  * A browser's live session passes through to the client (its consent, then a code) when the
  * client has `enableSso` and the request allows it: not into the sign-up view, which is asked for
- * to make an account; not with `prompt=login`; not a session older than `max_age`, nor another
+ * to make an account, nor the forgotten-password view; not with `prompt=login`; not a session older than `max_age`, nor another
  * user's than `id_token_hint` names. `prompt=select_account` first asks whether to continue as
  * that user (`chosen` once answered). Otherwise the sign-in page, or with `prompt=none`, which
  * allows no page, `login_required` (and `consent_required` where consent is missing).
@@ -257,8 +258,9 @@ async function passThrough(flow: Flow, now: number, { chosen = false } = {}): Pr
   if (hintedUser === null) {
     return redirectWithError(c, flow.failureUri, INVALID_HINT, request.state);
   }
-  const session =
-    client.enableSso && view !== "signup" && !prompts.has("login") ? await presentedSession(c, now) : undefined;
+  // The sign-up and forgotten-password views are asked for to make an account or set a password.
+  const asksForPage = view === "signup" || view === "password" || prompts.has("login");
+  const session = client.enableSso && !asksForPage ? await presentedSession(c, now) : undefined;
   const usable =
     session !== undefined &&
     // A webview session began with an app's token, not a sign-in: it meets no max_age.
@@ -510,11 +512,11 @@ async function signInPage(
 ): Promise<Response> {
   const text = MESSAGES[flow.locale].signIn;
   const { view } = flow.request;
-  const title = view === "signup" ? text.signUpTitle : view === "signin" ? text.linkTitle : text.title;
-  // Not in the sign-up view: a new account has no passkey yet.
-  const passkey = view === "signup" ? undefined : await signInPrompt(flow.c.env);
+  const titles = { signup: text.signUpTitle, signin: text.linkTitle, password: text.resetTitle, login: text.title };
+  // Not where an account is made or a password set: the login and link views.
+  const passkey = view === "login" || view === "signin" ? await signInPrompt(flow.c.env) : undefined;
   const form = <SignInForm {...await formContext(flow)} view={view} passkey={passkey} {...props} />;
-  return page(flow, status, title, form, headers, { passkeys: passkey !== undefined });
+  return page(flow, status, titles[view], form, headers, { passkeys: passkey !== undefined });
 }
 
 async function formContext(flow: Flow): Promise<FormContext> {

@@ -10,14 +10,17 @@
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
-import { findPrimaryEmails } from "../db/queries/users";
+import { findPrimaryEmails, setPasswordHash } from "../db/queries/users";
 import type { AppEnv } from "../env";
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
 import { type Locale, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
-import { renderPage } from "../pages/page";
+import { type PageStatus, renderPage } from "../pages/page";
+import { hashPassword } from "../security/password";
+import { auditEntry, type SignInClient } from "../events/audit";
+import { signOutUser } from "./sign-out";
 import { resumeAuthorization } from "./authorize";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import {
@@ -48,6 +51,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       const state = await inspectSignInLink(c, token, await signInClaim(c.env, token, csrf), now);
       const locale = linkLocale(c, state);
       if (state.outcome !== "live") return linkFailurePage(c, state.outcome, locale);
+      if (state.link.resets === "password") return newPasswordPage(c, 200, { token, csrf, locale, state });
       const text = MESSAGES[locale].confirmSignIn;
       // A link someone else forwarded would sign this browser in as them: say whom it signs in,
       // and whom it signs out.
@@ -105,9 +109,23 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
         const state = await inspectSignInLink(c, token, null, now);
         return linkFailurePage(c, state.outcome === "live" ? "invalid" : state.outcome, linkLocale(c, state));
       }
-      const used = await useSignInLink(c, token, await signInClaim(c.env, token, csrf), now);
+      const claim = await signInClaim(c.env, token, csrf);
+      const password = form.get("password");
+      // A new password is judged before the link is used: a short one leaves the link to try again.
+      if (password !== null && !acceptablePassword(password)) {
+        const state = await inspectSignInLink(c, token, claim, now);
+        if (state.outcome !== "live") return linkFailurePage(c, state.outcome, fallbackLocale);
+        const locale = linkLocale(c, state);
+        const alert = MESSAGES[locale].newPassword.tooShort;
+        return newPasswordPage(c, 400, { token, csrf, locale, state, alert });
+      }
+      const used = await useSignInLink(c, token, claim, now);
       if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale);
       const { link, userId, merchantId } = used;
+      if (link.resets === "password") {
+        if (password === null) return linkFailurePage(c, "invalid", fallbackLocale);
+        await setNewPassword(c, { id: link.clientId, merchantId }, userId, password, now);
+      }
       const session = await newSessionId(c.env);
       await startSession(
         c,
@@ -136,6 +154,76 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       return answer;
     },
   );
+
+/** NIST SP 800-63B: at least 8 characters, no rules of composition; at most 256, a bound on the hash's work. */
+function acceptablePassword(password: string): boolean {
+  const length = [...password].length;
+  return length >= 8 && length <= 256;
+}
+
+/**
+ * A reset link's use: the new password, and every session and refresh token of the user ended
+ * (their clients told by back-channel logout), in one batch with the audit entry. Repeated on a
+ * retry of the same use, it sets the same password again.
+ */
+async function setNewPassword(c: Context<AppEnv>, client: SignInClient, userId: number, password: string, now: number) {
+  const db = c.get("db")();
+  const signOut = await signOutUser(c, userId, null, now);
+  await db.batch([
+    setPasswordHash(db, userId, await hashPassword(password)),
+    ...signOut.writes,
+    auditEntry(
+      c,
+      { actor: "user", clientId: client.id, merchantId: client.merchantId },
+      { action: "user.password.reset", userId, detail: { sessions: signOut.sessions, grants: signOut.grants } },
+      now,
+    ),
+  ]);
+}
+
+function newPasswordPage(
+  c: Context<AppEnv>,
+  status: PageStatus,
+  page: { token: string; csrf: string; locale: Locale; state: Extract<LinkState, { outcome: "live" }>; alert?: string },
+) {
+  const text = MESSAGES[page.locale].newPassword;
+  const body = (
+    <>
+      <p>{text.intro(page.state.client.name)}</p>
+      <p>{MESSAGES[page.locale].confirmSignIn.account(page.state.link.email)}</p>
+      {page.alert && (
+        <p class="alert" role="alert">
+          {page.alert}
+        </p>
+      )}
+      <form method="post" action="/oauth/signin">
+        <input type="hidden" name="token" value={page.token} />
+        <input type="hidden" name="csrf" value={page.csrf} />
+        <label for="password">{text.password}</label>
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          minlength={8}
+          maxlength={256}
+          aria-describedby="password-hint"
+          required
+        />
+        <p id="password-hint" class="hint">
+          {text.hint}
+        </p>
+        <button type="submit">{text.submit}</button>
+      </form>
+    </>
+  );
+  return renderPage(
+    c,
+    status,
+    { locale: page.locale, title: text.title, body },
+    { redirectsTo: redirectTargets(page.state.link) },
+  );
+}
 
 /** Where using the link may redirect: its redirect URI, or its authorization request's failure URI. */
 function redirectTargets(link: SignInLink): string[] {

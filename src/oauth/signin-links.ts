@@ -53,7 +53,7 @@ import {
 import { MAIL_SENDING_SECONDS, sendMail } from "../mail/mailer";
 import { CALL_DEADLINE_MS } from "../platform/calls";
 import type { Locale } from "../pages/locale";
-import { SIGNIN_MAIL } from "../pages/messages";
+import { RESET_MAIL, SIGNIN_MAIL } from "../pages/messages";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { emailLookupKey } from "../schemas/email-address";
 import { hashSecret } from "../security/data-protection";
@@ -91,6 +91,8 @@ export type LinkRequest = {
   authorization: Record<string, string>;
   /** The link confirms the address as this user's new primary one (kv/signin-links.ts). */
   confirms?: { userId: number };
+  /** The link sets a new password: only an existing user's address gets one. */
+  resetsPassword?: boolean;
 };
 
 /** The authorization request a link of POST /api/2/signin finishes: a code for the client, at `redirectUri`. */
@@ -129,8 +131,9 @@ export async function requestSignInLink(
     if (refusal) return { outcome: refusal === "blocked" ? "blocked" : "refused" };
     if (!mayProveAccount(owner) && request.confirms === undefined) return { outcome: "unverified" };
   }
-  // A confirming link goes only to an address of the user it confirms for.
+  // A confirming link goes only to an address of the user it confirms for; a reset, to a user's.
   if (request.confirms && owner?.user.id !== request.confirms.userId) return { outcome: "refused" };
+  if (request.resetsPassword && !owner) return { outcome: "refused" };
   const subject = linkSubject(owner?.user.id, request.email);
   const expires = now + SIGNIN_LINK_LIFETIME_SECONDS;
   const { token, tokenHash } = await newSignInToken(env);
@@ -147,6 +150,7 @@ export async function requestSignInLink(
     expires,
     authorization: request.authorization,
     ...(request.confirms && { confirms: "email" as const }),
+    ...(request.resetsPassword && { resets: "password" as const }),
   });
   const created = nowInSeconds();
   try {
@@ -160,13 +164,13 @@ export async function requestSignInLink(
     }
     if (held) return { outcome: "too_soon" };
 
-    const mail = SIGNIN_MAIL[request.locale];
+    const mail = (request.resetsPassword ? RESET_MAIL : SIGNIN_MAIL)[request.locale];
     const url = `${env.BASE_URL}/oauth/signin?token=${token}`;
     const sent = await sendMail(
       env,
       db,
       {
-        template: "signin",
+        template: request.resetsPassword ? "password-reset" : "signin",
         clientId: request.client.id,
         to: { email: request.email, name: owner?.user.displayName ?? null, userId: owner?.user.id ?? null },
         subject: mail.subject(request.client.name),
@@ -307,6 +311,7 @@ function maySignIn(
   const madeByThisLink = claimedHere && link.subject === linkSubject(undefined, link.email);
   if (subject !== link.subject && !madeByThisLink) return false;
   if (link.confirms === "email") return owner !== undefined && !REFUSED_USER_STATUSES[owner.user.status];
+  if (link.resets === "password" && !owner) return false;
   return !owner || (!REFUSED_USER_STATUSES[owner.user.status] && mayProveAccount(owner));
 }
 

@@ -21,6 +21,7 @@ const FLOW_VIEWS = new Map<string, string | undefined>([
   ["login", undefined],
   ["signup", "signup"],
   ["signin", "signin"],
+  ["password", "password"],
 ]);
 
 const query = (name: string, description?: string) => ({
@@ -37,7 +38,7 @@ export const spidBrowserRoutes = new Hono<AppEnv>()
       name: "Start a login (SPiD's flow paths)",
       controller: "oauth/flow#show",
       description:
-        "`flow` is auth, login, signup or signin. SPiD's /flow/auth and /flow/login open the login page, /flow/signup its sign-up view and /flow/signin its sign-in link view; otherwise exactly GET /oauth/authorize (same parameters, rules and answers). `cancel_redirect_uri` is `failure_redirect_uri`; SPiD's `v`, `tag`, `tracking_ref`, `webview` and `xiti_json` are accepted and ignored.",
+        "`flow` is auth, login, signup, signin or password. SPiD's /flow/auth and /flow/login open the login page, /flow/signup its sign-up view, /flow/signin its sign-in link view and /flow/password its forgotten-password view; otherwise exactly GET /oauth/authorize (same parameters, rules and answers). `cancel_redirect_uri` is `failure_redirect_uri`; SPiD's `v`, `tag`, `tracking_ref`, `webview` and `xiti_json` are accepted and ignored.",
       parameters: [
         query("client_id"),
         query("response_type"),
@@ -52,7 +53,7 @@ export const spidBrowserRoutes = new Hono<AppEnv>()
     }),
     (c) => {
       const flow = c.req.param("flow") ?? "";
-      // SPiD's other flows (checkout, password, profile, payment) are not offered here.
+      // SPiD's other flows (checkout, profile, payment) are not offered here.
       if (!FLOW_VIEWS.has(flow)) return c.notFound();
       const view = FLOW_VIEWS.get(flow);
       return startAuthorization(c, (name) => {

@@ -32,21 +32,35 @@ export function RequestFields({ parameters, csrf, locale }: Pick<FormContext, "p
 }
 
 /**
- * The sign-in page in the request's view: e-mail and password with a link as the alternative
- * (login), or the e-mail alone for a link that signs in (signin) or makes the account (signup),
- * with a way back to the login view.
+ * The sign-in page in the request's view: e-mail and password with a link and a passkey as the
+ * alternatives (login), or the e-mail alone for a link that signs in (signin), makes the account
+ * (signup) or sets a new password (password), with a way back to the login view.
  */
 export function SignInForm(
   props: FormContext & { view: SignInView; email?: string; alert?: string; passkey?: PasskeyPrompt | undefined },
 ) {
   const text = MESSAGES[props.locale].signIn;
-  const linkOnly = props.view !== "login";
+  const { view } = props;
+  const linkOnly = view !== "login";
   // The browser offers its passkeys in the address field's autofill (conditional mediation).
   const username = props.passkey ? "username webauthn" : "username";
-  const intro = props.view === "signup" ? text.signUpIntro : props.view === "signin" ? text.linkIntro : text.intro;
+  const intro =
+    view === "signup"
+      ? text.signUpIntro(props.clientName)
+      : view === "signin"
+        ? text.linkIntro(props.clientName)
+        : view === "password"
+          ? text.resetIntro
+          : text.intro(props.clientName);
+  const linkButton = {
+    signup: text.signUpSubmit,
+    password: text.resetSubmit,
+    signin: text.sendLink,
+    login: text.sendLink,
+  };
   return (
     <>
-      <p>{intro(props.clientName)}</p>
+      <p>{intro}</p>
       {props.alert && (
         <p class="alert" role="alert">
           {props.alert}
@@ -72,17 +86,24 @@ export function SignInForm(
             <input id="password" name="password" type="password" autocomplete="current-password" />
           </>
         )}
-        <label class="check">
-          <input type="checkbox" name="remember" value="1" checked />
-          {text.remember}
-        </label>
+        {view !== "password" && (
+          <label class="check">
+            <input type="checkbox" name="remember" value="1" checked />
+            {text.remember}
+          </label>
+        )}
         {!linkOnly && (
           <button type="submit" name="action" value="login">
             {text.submit}
           </button>
         )}
-        <button type="submit" name="action" value="link" class={linkOnly ? undefined : "secondary"}>
-          {props.view === "signup" ? text.signUpSubmit : text.sendLink}
+        <button
+          type="submit"
+          name="action"
+          value={view === "password" ? "reset" : "link"}
+          class={linkOnly ? undefined : "secondary"}
+        >
+          {linkButton[view]}
         </button>
       </form>
       {props.passkey && (
@@ -90,9 +111,14 @@ export function SignInForm(
           <RequestFields {...props} />
         </PasskeyForm>
       )}
+      {view === "login" && (
+        <p>
+          <a href={viewHref(props, "password")}>{text.forgotPassword}</a>
+        </p>
+      )}
       {linkOnly && (
         <p>
-          <a href={loginViewHref(props)}>{props.view === "signup" ? text.haveAccount : text.withPassword}</a>
+          <a href={viewHref(props, "login")}>{view === "signup" ? text.haveAccount : text.withPassword}</a>
         </p>
       )}
     </>
@@ -127,10 +153,15 @@ export function PasskeyForm(props: {
   );
 }
 
-/** The same authorization request in the login view. */
-function loginViewHref({ parameters, locale }: Pick<FormContext, "parameters" | "locale">): string {
+/** The same authorization request in another view (`login`: the request's own, without `view`). */
+function viewHref({ parameters, locale }: Pick<FormContext, "parameters" | "locale">, view: SignInView): string {
   const query = new URLSearchParams({ ...parameters, locale });
   query.delete("view");
+  // prompt=create opens the sign-up view: another view is asked for instead.
+  const prompts = (query.get("prompt") ?? "").split(" ").filter((prompt) => prompt !== "create" && prompt !== "");
+  if (prompts.length > 0) query.set("prompt", prompts.join(" "));
+  else query.delete("prompt");
+  if (view !== "login") query.set("view", view);
   return `/oauth/authorize?${query}`;
 }
 

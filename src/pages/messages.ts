@@ -51,6 +51,20 @@ type Messages = {
     passkey: string;
     passkeyFailed: string;
     passkeyUnknown: string;
+    /** Forgot password: the view that mails a link to set a new password. */
+    forgotPassword: string;
+    resetTitle: string;
+    resetIntro: string;
+    resetSubmit: string;
+  };
+  /** A password reset link's page: the new password. */
+  newPassword: {
+    title: string;
+    intro: (client: string) => string;
+    password: string;
+    hint: string;
+    submit: string;
+    tooShort: string;
   };
   /** `prompt=select_account`: whether to continue as the signed-in user. */
   selectAccount: {
@@ -178,12 +192,24 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkey: "Sign in with a passkey",
       passkeyFailed: "The passkey did not sign you in. Try again, or sign in another way.",
       passkeyUnknown: "This passkey is not known here any more. Sign in another way.",
+      forgotPassword: "Forgot your password?",
+      resetTitle: "Set a new password",
+      resetIntro: "Enter your e-mail address. We e-mail you a link to set a new password.",
+      resetSubmit: "E-mail me a link",
     },
     selectAccount: {
       title: "Choose an account",
       intro: (client) => `Continue to ${client} as the account signed in here, or sign in with another.`,
       continueAs: (account) => `Continue as ${account}`,
       switch: "Use another account",
+    },
+    newPassword: {
+      title: "Set a new password",
+      intro: (client) => `Choose a new password, then continue to ${client}. You are signed out everywhere else.`,
+      password: "New password",
+      hint: "At least 8 characters.",
+      submit: "Set password and continue",
+      tooShort: "The password must have at least 8 characters and at most 256.",
     },
     account: {
       title: "Sign-in methods",
@@ -315,12 +341,24 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkey: "Logg inn med passnøkkel",
       passkeyFailed: "Passnøkkelen logget deg ikke inn. Prøv igjen, eller logg inn på en annen måte.",
       passkeyUnknown: "Denne passnøkkelen er ikke kjent her lenger. Logg inn på en annen måte.",
+      forgotPassword: "Glemt passordet?",
+      resetTitle: "Velg nytt passord",
+      resetIntro: "Skriv inn e-postadressen din. Vi sender deg en lenke for å velge nytt passord.",
+      resetSubmit: "Send meg en lenke",
     },
     selectAccount: {
       title: "Velg konto",
       intro: (client) => `Fortsett til ${client} med kontoen som er logget inn her, eller logg inn med en annen.`,
       continueAs: (account) => `Fortsett som ${account}`,
       switch: "Bruk en annen konto",
+    },
+    newPassword: {
+      title: "Velg nytt passord",
+      intro: (client) => `Velg et nytt passord, og fortsett til ${client}. Du blir logget ut alle andre steder.`,
+      password: "Nytt passord",
+      hint: "Minst 8 tegn.",
+      submit: "Lagre passordet og fortsett",
+      tooShort: "Passordet må ha minst 8 og høyst 256 tegn.",
     },
     account: {
       title: "Innloggingsmetoder",
@@ -452,12 +490,24 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkey: "Logga in med lösennyckel",
       passkeyFailed: "Lösennyckeln loggade inte in dig. Försök igen, eller logga in på ett annat sätt.",
       passkeyUnknown: "Den här lösennyckeln är inte känd här längre. Logga in på ett annat sätt.",
+      forgotPassword: "Glömt lösenordet?",
+      resetTitle: "Välj ett nytt lösenord",
+      resetIntro: "Ange din e-postadress. Vi mejlar dig en länk för att välja ett nytt lösenord.",
+      resetSubmit: "Mejla mig en länk",
     },
     selectAccount: {
       title: "Välj konto",
       intro: (client) => `Fortsätt till ${client} med kontot som är inloggat här, eller logga in med ett annat.`,
       continueAs: (account) => `Fortsätt som ${account}`,
       switch: "Använd ett annat konto",
+    },
+    newPassword: {
+      title: "Välj ett nytt lösenord",
+      intro: (client) => `Välj ett nytt lösenord och fortsätt till ${client}. Du loggas ut överallt annars.`,
+      password: "Nytt lösenord",
+      hint: "Minst 8 tecken.",
+      submit: "Spara lösenordet och fortsätt",
+      tooShort: "Lösenordet måste ha minst 8 och högst 256 tecken.",
     },
     account: {
       title: "Inloggningsmetoder",
@@ -561,6 +611,28 @@ export const PHONE_CODE_TEXT: Record<Locale, (code: string, client: string) => s
     `${code} er koden din for å bekrefte dette nummeret hos ${client}. Den utløper om 10 minutter.`,
   sv_SE: (code, client) =>
     `${code} är din kod för att bekräfta det här numret hos ${client}. Den går ut om 10 minuter.`,
+};
+
+/** The mail of a link that sets a new password (the login page's "Forgot your password?"). */
+export const RESET_MAIL: Record<Locale, SignInMail> = {
+  en_US: {
+    subject: (client) => `Set a new password for ${client}`,
+    text: (client, url) =>
+      `Open this link to set a new password and continue to ${client}:\n\n${url}\n\n` +
+      "It works once, for 5 minutes. If you did not ask for it, you can ignore this mail: your password stays as it is.",
+  },
+  nb_NO: {
+    subject: (client) => `Velg nytt passord for ${client}`,
+    text: (client, url) =>
+      `Åpne denne lenken for å velge nytt passord og fortsette til ${client}:\n\n${url}\n\n` +
+      "Den virker én gang, i 5 minutter. Hvis du ikke ba om den, kan du se bort fra denne e-posten: passordet ditt er uendret.",
+  },
+  sv_SE: {
+    subject: (client) => `Välj ett nytt lösenord för ${client}`,
+    text: (client, url) =>
+      `Öppna den här länken för att välja ett nytt lösenord och fortsätta till ${client}:\n\n${url}\n\n` +
+      "Den fungerar en gång, i 5 minuter. Om du inte bad om den kan du bortse från det här mejlet: ditt lösenord är oförändrat.",
+  },
 };
 
 export const SIGNIN_MAIL: Record<Locale, SignInMail> = {

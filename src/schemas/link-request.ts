@@ -13,6 +13,8 @@ export const linkRequestMessageSchema = z.object({
   remember: z.boolean(),
   locale: z.string(),
   authorization: z.record(z.string(), z.string()),
+  /** A link that sets a new password (the login page's "Forgot your password?"), not one that signs in alone. */
+  resetsPassword: z.optional(z.boolean()),
 });
 
 export type LinkRequestMessage = z.infer<typeof linkRequestMessageSchema>;

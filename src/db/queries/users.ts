@@ -280,3 +280,8 @@ export function disconnectUser(db: Database, userId: number, scope: ClientScope)
     .delete(userClients)
     .where(and(eq(userClients.userId, userId), inClientScope(db, userClients.clientId, scope)));
 }
+
+/** The user's new password (its hash, security/password.ts). */
+export function setPasswordHash(db: Database, userId: number, passwordHash: string) {
+  return db.update(users).set({ passwordHash }).where(eq(users.id, userId));
+}
