@@ -136,7 +136,12 @@ async function accountPage(
     />
   );
   const title = MESSAGES[locale].account.title;
-  return renderPage(c, status, { locale, title, body }, { passkeys: passkeyPrompt !== undefined });
+  return renderPage(
+    c,
+    status,
+    { locale, title, body },
+    { passkeys: passkeyPrompt !== undefined, languages: (other) => `/oauth/account?locale=${other}` },
+  );
 }
 
 function signInFirst(c: Context<AppEnv>, locale: Locale, status: PageStatus = 401): Promise<Response> {

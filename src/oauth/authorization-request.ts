@@ -93,8 +93,11 @@ export type JudgedRequest =
   | { outcome: "valid"; request: AuthorizationRequest; failureUri: string }
   /** A failure to send back to `uri`, with `state` when it was readable. */
   | { outcome: "redirect"; uri: string; state: string | undefined; failure: AuthorizationError }
-  /** A failure with no registered URI to send it to. */
-  | { outcome: "page"; failure: AuthorizationError };
+  /**
+   * A failure with no registered URI to send it to; `client` when the client is known, whose
+   * registered home page (`client_uri`) is then the page's way back.
+   */
+  | { outcome: "page"; failure: AuthorizationError; client?: Pick<ClientRecord, "name" | "clientUri"> };
 
 export async function judgeAuthorizationRequest(
   env: Bindings,
@@ -134,7 +137,7 @@ export async function judgeAuthorizationRequest(
   const target = (failureInvalid ? undefined : failureUri) ?? flowUri ?? defaultUri;
   const fail = (error: string, description: string): JudgedRequest =>
     target === undefined
-      ? { outcome: "page", failure: { error, description } }
+      ? { outcome: "page", failure: { error, description }, client }
       : { outcome: "redirect", uri: target, state, failure: { error, description } };
 
   const openId = valuesOf("scope").some((scope) => scope.split(" ").includes("openid"));
@@ -147,6 +150,7 @@ export async function judgeAuthorizationRequest(
     return {
       outcome: "page",
       failure: { error: given.value === undefined ? "invalid_request" : "redirect_uri_mismatch", description: problem },
+      client,
     };
   }
   if (given.repeated || (given.value !== undefined && !flowUri)) {

@@ -45,15 +45,22 @@ export function redirectWithError(
   failure: { error: string; description: string },
   state: string | undefined,
 ): Response {
-  return redirectTo(
-    c,
-    withResponseParameters(uri, {
-      error: failure.error,
-      error_description: failure.description,
-      state,
-      iss: c.env.BASE_URL,
-    }),
-  );
+  return redirectTo(c, errorLocation(c.env.BASE_URL, uri, failure, state));
+}
+
+/** `uri` with an authorization error (RFC 6749 §4.1.2.1), `state` and our `iss`: a failed flow's way back. */
+export function errorLocation(
+  issuer: string,
+  uri: string,
+  failure: { error: string; description: string },
+  state: string | undefined,
+): string {
+  return withResponseParameters(uri, {
+    error: failure.error,
+    error_description: failure.description,
+    state,
+    iss: issuer,
+  });
 }
 
 /** A 303 that is never cached and carries no referrer (the URL it leaves may hold a code). */

@@ -38,7 +38,7 @@ import {
   SecondFactorForm,
   SignInForm,
 } from "../pages/authorize";
-import { clientStyle } from "../pages/client-style";
+import { clientBranding } from "../pages/client-style";
 import { type Locale, LOCALE_PARAMETER, pageLocale, uiLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { queueLinkRequest } from "../queues/link-requests";
@@ -343,12 +343,14 @@ async function afterSignIn(flow: Flow, signedIn: SignedIn, { interactive = true 
   if (granted && !request.prompts.has("consent")) return codeFor(flow, signedIn);
   if (!interactive) return redirectWithError(c, flow.failureUri, CONSENT_REQUIRED, request.state);
   const consent = MESSAGES[flow.locale].consent;
+  const emails = await findPrimaryEmails(c.get("db")(), [signedIn.userId]);
   return page(
     flow,
     200,
     consent.title,
     <ConsentForm
       {...await formContext(flow)}
+      account={emails.get(signedIn.userId) ?? ""}
       fields={requestedFields(client.fields)}
       ticket={await flowTicket(c, "consent", signedIn.sessionHash, client.id)}
     />,
@@ -537,10 +539,10 @@ function page(
     status,
     { locale, title, body },
     {
-      clientStyle: clientStyle(request.client.css),
+      ...clientBranding(request.client),
       redirectsTo: [request.redirectUri, failureUri],
-      logo: request.client.logoUri,
       passkeys,
+      languages: (other) => `/oauth/authorize?${new URLSearchParams({ ...request.parameters, locale: other })}`,
       headers,
     },
   );
@@ -552,20 +554,34 @@ function failed(
   locale: Locale,
 ): Response | Promise<Response> {
   if (judged.outcome === "redirect") return redirectWithError(c, judged.uri, judged.failure, judged.state);
-  return requestInvalidPage(c, locale, judged.failure.error);
+  return requestInvalidPage(c, locale, judged.failure.error, judged.client);
 }
 
-function requestInvalidPage(c: Context<AppEnv>, locale: Locale, error = "invalid_request"): Promise<Response> {
-  const { title, text } = MESSAGES[locale].requestInvalid;
+/**
+ * A request that cannot go back to its client: nowhere registered to send the error. The way back
+ * is the client's registered home page (`client_uri`), where the client is known and has one.
+ */
+function requestInvalidPage(
+  c: Context<AppEnv>,
+  locale: Locale,
+  error = "invalid_request",
+  client?: { name: string; clientUri: string | null },
+): Promise<Response> {
+  const text = MESSAGES[locale];
   return renderPage(c, 400, {
     locale,
-    title,
+    title: text.requestInvalid.title,
     body: (
       <>
-        <p>{text}</p>
+        <p>{text.requestInvalid.text}</p>
         <p>
           <code>{error}</code>
         </p>
+        {client?.clientUri && (
+          <p>
+            <a href={client.clientUri}>{text.backTo(client.name)}</a>
+          </p>
+        )}
       </>
     ),
   });

@@ -31,7 +31,8 @@ import {
   startSession,
 } from "./sessions";
 import type { SignInLink } from "../kv/signin-links";
-import { inspectSignInLink, type LinkState, signInClaim, useSignInLink } from "./signin-links";
+import { inspectSignInLink, linkWayBack, type LinkState, signInClaim, useSignInLink } from "./signin-links";
+import { clientBranding } from "../pages/client-style";
 
 export const signinConfirmationRoutes = new Hono<AppEnv>()
   .get(
@@ -50,7 +51,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       const csrf = await csrfToken(c);
       const state = await inspectSignInLink(c, token, await signInClaim(c.env, token, csrf), now);
       const locale = linkLocale(c, state);
-      if (state.outcome !== "live") return linkFailurePage(c, state.outcome, locale);
+      if (state.outcome !== "live") return linkFailurePage(c, state.outcome, locale, token);
       if (state.link.resets === "password") return newPasswordPage(c, 200, { token, csrf, locale, state });
       const text = MESSAGES[locale].confirmSignIn;
       // A link someone else forwarded would sign this browser in as them: say whom it signs in,
@@ -84,7 +85,11 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
             </>
           ),
         },
-        { redirectsTo: redirectTargets(state.link) },
+        {
+          redirectsTo: redirectTargets(state.link),
+          ...clientBranding(state.client),
+          languages: (other) => `/oauth/signin?${new URLSearchParams({ token, locale: other })}`,
+        },
       );
     },
   )
@@ -107,20 +112,20 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       // A forged post would sign the victim in as someone else: the CSRF token must hold first.
       if (csrf === null || !(await csrfTokenValid(c, csrf))) {
         const state = await inspectSignInLink(c, token, null, now);
-        return linkFailurePage(c, state.outcome === "live" ? "invalid" : state.outcome, linkLocale(c, state));
+        return linkFailurePage(c, state.outcome === "live" ? "invalid" : state.outcome, linkLocale(c, state), token);
       }
       const claim = await signInClaim(c.env, token, csrf);
       const password = form.get("password");
       // A new password is judged before the link is used: a short one leaves the link to try again.
       if (password !== null && !acceptablePassword(password)) {
         const state = await inspectSignInLink(c, token, claim, now);
-        if (state.outcome !== "live") return linkFailurePage(c, state.outcome, fallbackLocale);
+        if (state.outcome !== "live") return linkFailurePage(c, state.outcome, fallbackLocale, token);
         const locale = linkLocale(c, state);
         const alert = MESSAGES[locale].newPassword.tooShort;
         return newPasswordPage(c, 400, { token, csrf, locale, state, alert });
       }
       const used = await useSignInLink(c, token, claim, now);
-      if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale);
+      if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale, token);
       const { link, userId, merchantId } = used;
       if (link.resets === "password") {
         if (password === null) return linkFailurePage(c, "invalid", fallbackLocale);
@@ -233,13 +238,37 @@ function redirectTargets(link: SignInLink): string[] {
 
 /** The link's own locale (that of the request that sent it), else the browser's. */
 function linkLocale(c: Context<AppEnv>, state: LinkState): Locale {
-  const requested = state.outcome === "live" ? state.link.locale : c.req.query("locale");
+  // The page's language switch asks for a locale; else the link's own (its request's).
+  const requested = c.req.query("locale") ?? (state.outcome === "live" ? state.link.locale : undefined);
   return pageLocale(requested, c.req.header("Accept-Language"));
 }
 
-function linkFailurePage(c: Context<AppEnv>, outcome: "invalid" | "expired" | "spent", locale: Locale) {
+const FAILURES = {
+  invalid: "The sign-in link is not valid",
+  expired: "The sign-in link has expired",
+  spent: "The sign-in link no longer works",
+};
+
+/** A link that cannot sign in: what became of it, and the way back to its client where it is known. */
+async function linkFailurePage(
+  c: Context<AppEnv>,
+  outcome: "invalid" | "expired" | "spent",
+  locale: Locale,
+  token?: string,
+) {
   const text = MESSAGES[locale];
   const { title, text: body } =
     outcome === "invalid" ? text.linkInvalid : outcome === "expired" ? text.signInLinkExpired : text.signInLinkSpent;
-  return renderPage(c, outcome === "invalid" ? 400 : 410, { locale, title, body: <p>{body}</p> });
+  const back = token === undefined ? undefined : await linkWayBack(c, token, FAILURES[outcome]);
+  const page = (
+    <>
+      <p>{body}</p>
+      {back && (
+        <p>
+          <a href={back.href}>{text.backTo(back.client)}</a>
+        </p>
+      )}
+    </>
+  );
+  return renderPage(c, outcome === "invalid" ? 400 : 410, { locale, title, body: page });
 }

@@ -54,6 +54,7 @@ import { MAIL_SENDING_SECONDS, sendMail } from "../mail/mailer";
 import { CALL_DEADLINE_MS } from "../platform/calls";
 import type { Locale } from "../pages/locale";
 import { RESET_MAIL, SIGNIN_MAIL } from "../pages/messages";
+import { errorLocation } from "./authorization-response";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { emailLookupKey } from "../schemas/email-address";
 import { hashSecret } from "../security/data-protection";
@@ -383,4 +384,24 @@ async function findUnexpiredLink(c: Context<AppEnv>, token: string, now: number)
   if (!found) return { outcome: "invalid" };
   if (found.link.expires <= now) return { outcome: "expired" };
   return { outcome: "live", ...found };
+}
+
+/**
+ * The way back to the client from the page of a link that can no longer sign in: its
+ * authorization request's failure URI (or redirect URI), still registered, with `access_denied`
+ * and the request's `state`; none for a token that is no link, or a client that is gone.
+ */
+export async function linkWayBack(
+  c: Context<AppEnv>,
+  token: string,
+  description: string,
+): Promise<{ client: string; href: string } | undefined> {
+  const found = token.length <= MAX_TOKEN_LENGTH ? await findSignInLink(c.env, token) : null;
+  if (!found) return undefined;
+  const { link } = found;
+  const client = await findClient(c.get("db")(), link.clientId);
+  const uri = link.authorization.failure_redirect_uri ?? link.redirectUri;
+  if (!client || !isRegisteredRedirectUri(client.redirectUris, uri, client.publicClient)) return undefined;
+  const failure = { error: "access_denied", description };
+  return { client: client.name, href: errorLocation(c.env.BASE_URL, uri, failure, link.authorization.state) };
 }

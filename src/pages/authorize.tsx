@@ -114,6 +114,8 @@ export function SignInForm(
       {view === "login" && (
         <p>
           <a href={viewHref(props, "password")}>{text.forgotPassword}</a>
+          <br />
+          <a href={viewHref(props, "signup")}>{text.createAccount}</a>
         </p>
       )}
       {linkOnly && (
@@ -184,12 +186,16 @@ export function AccountForm(props: FormContext & { account: string }) {
   );
 }
 
-/** `ticket`: the consent ticket (oauth/flow-ticket.ts), without which approval is refused. */
-export function ConsentForm(props: FormContext & { fields: ClientField[]; ticket: string }) {
+/**
+ * `ticket`: the consent ticket (oauth/flow-ticket.ts), without which approval is refused;
+ * `account`: who is signed in, with the way to sign in as someone else.
+ */
+export function ConsentForm(props: FormContext & { fields: ClientField[]; ticket: string; account: string }) {
   const text = MESSAGES[props.locale].consent;
   return (
     <>
       <p>{text.intro(props.clientName)}</p>
+      <p>{text.signedInAs(props.account)}</p>
       {props.fields.length === 0 ? (
         <p>{text.nothing}</p>
       ) : (
@@ -207,6 +213,12 @@ export function ConsentForm(props: FormContext & { fields: ClientField[]; ticket
         </button>
         <button type="submit" name="action" value="deny" class="secondary">
           {text.deny}
+        </button>
+      </form>
+      <form method="post" action="/oauth/authorize">
+        <RequestFields {...props} />
+        <button type="submit" name="action" value="switch" class="link">
+          {text.notYou}
         </button>
       </form>
     </>

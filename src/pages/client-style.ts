@@ -49,3 +49,8 @@ export function clientStyle(css: CssSetting): string {
 function quotesBalanced(text: string): boolean {
   return (text.match(/"/g)?.length ?? 0) % 2 === 0 && (text.match(/'/g)?.length ?? 0) % 2 === 0;
 }
+
+/** A client's look on its pages: its style sheet and its logo. */
+export function clientBranding(client: { css: CssSetting; logoUri: string | null }) {
+  return { clientStyle: clientStyle(client.css), logo: client.logoUri };
+}

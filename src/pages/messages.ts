@@ -9,6 +9,10 @@ type Messages = {
   linkExpired: Text;
   linkUsed: Text;
   signedOut: Text;
+  /** The language switch of every page: its label, and each locale's name in its own language. */
+  language: string;
+  /** A way back to the client from a page where the flow ends. */
+  backTo: (client: string) => string;
   /** GET /oauth/logout with a live session asks first. */
   signOut: { title: string; text: string; confirm: string };
   /** The webview entry, opened with another user's code than the browser's session's. */
@@ -53,6 +57,8 @@ type Messages = {
     passkeyUnknown: string;
     /** Forgot password: the view that mails a link to set a new password. */
     forgotPassword: string;
+    /** The login view's way to the sign-up view. */
+    createAccount: string;
     resetTitle: string;
     resetIntro: string;
     resetSubmit: string;
@@ -121,6 +127,9 @@ type Messages = {
   consent: {
     title: string;
     intro: (client: string) => string;
+    /** Who is signed in, and the way to another account. */
+    signedInAs: (account: string) => string;
+    notYou: string;
     nothing: string;
     approve: string;
     deny: string;
@@ -150,6 +159,8 @@ export const MESSAGES: Record<Locale, Messages> = {
       title: "This link has already been used",
       text: "A link signs in once. Go back to the app and open the page again.",
     },
+    language: "Language",
+    backTo: (client) => `Back to ${client}`,
     signedOut: { title: "You are signed out", text: "You can close this page." },
     signOut: { title: "Sign out?", text: "Sign out of your account on this device?", confirm: "Sign out" },
     accountSwitch: {
@@ -193,6 +204,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkeyFailed: "The passkey did not sign you in. Try again, or sign in another way.",
       passkeyUnknown: "This passkey is not known here any more. Sign in another way.",
       forgotPassword: "Forgot your password?",
+      createAccount: "New here? Create an account",
       resetTitle: "Set a new password",
       resetIntro: "Enter your e-mail address. We e-mail you a link to set a new password.",
       resetSubmit: "E-mail me a link",
@@ -259,6 +271,8 @@ export const MESSAGES: Record<Locale, Messages> = {
     consent: {
       title: "Allow access",
       intro: (client) => `${client} asks for access to your account.`,
+      signedInAs: (account) => `You are signed in as ${account}.`,
+      notYou: "Not you? Use another account",
       nothing: "It asks for no details beyond who you are.",
       approve: "Allow",
       deny: "Deny",
@@ -299,6 +313,8 @@ export const MESSAGES: Record<Locale, Messages> = {
       title: "Denne lenken er allerede brukt",
       text: "En lenke logger inn én gang. Gå tilbake til appen og åpne siden på nytt.",
     },
+    language: "Språk",
+    backTo: (client) => `Tilbake til ${client}`,
     signedOut: { title: "Du er logget ut", text: "Du kan lukke denne siden." },
     signOut: { title: "Logge ut?", text: "Logge ut av kontoen din på denne enheten?", confirm: "Logg ut" },
     accountSwitch: {
@@ -342,6 +358,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkeyFailed: "Passnøkkelen logget deg ikke inn. Prøv igjen, eller logg inn på en annen måte.",
       passkeyUnknown: "Denne passnøkkelen er ikke kjent her lenger. Logg inn på en annen måte.",
       forgotPassword: "Glemt passordet?",
+      createAccount: "Ny her? Opprett en konto",
       resetTitle: "Velg nytt passord",
       resetIntro: "Skriv inn e-postadressen din. Vi sender deg en lenke for å velge nytt passord.",
       resetSubmit: "Send meg en lenke",
@@ -408,6 +425,8 @@ export const MESSAGES: Record<Locale, Messages> = {
     consent: {
       title: "Gi tilgang",
       intro: (client) => `${client} ber om tilgang til kontoen din.`,
+      signedInAs: (account) => `Du er logget inn som ${account}.`,
+      notYou: "Ikke deg? Bruk en annen konto",
       nothing: "Den ber ikke om flere opplysninger enn hvem du er.",
       approve: "Tillat",
       deny: "Avslå",
@@ -448,6 +467,8 @@ export const MESSAGES: Record<Locale, Messages> = {
       title: "Den här länken har redan använts",
       text: "En länk loggar in en gång. Gå tillbaka till appen och öppna sidan igen.",
     },
+    language: "Språk",
+    backTo: (client) => `Tillbaka till ${client}`,
     signedOut: { title: "Du är utloggad", text: "Du kan stänga den här sidan." },
     signOut: { title: "Logga ut?", text: "Logga ut från ditt konto på den här enheten?", confirm: "Logga ut" },
     accountSwitch: {
@@ -491,6 +512,7 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkeyFailed: "Lösennyckeln loggade inte in dig. Försök igen, eller logga in på ett annat sätt.",
       passkeyUnknown: "Den här lösennyckeln är inte känd här längre. Logga in på ett annat sätt.",
       forgotPassword: "Glömt lösenordet?",
+      createAccount: "Ny här? Skapa ett konto",
       resetTitle: "Välj ett nytt lösenord",
       resetIntro: "Ange din e-postadress. Vi mejlar dig en länk för att välja ett nytt lösenord.",
       resetSubmit: "Mejla mig en länk",
@@ -556,6 +578,8 @@ export const MESSAGES: Record<Locale, Messages> = {
     consent: {
       title: "Ge åtkomst",
       intro: (client) => `${client} ber om åtkomst till ditt konto.`,
+      signedInAs: (account) => `Du är inloggad som ${account}.`,
+      notYou: "Inte du? Använd ett annat konto",
       nothing: "Den ber inte om fler uppgifter än vem du är.",
       approve: "Tillåt",
       deny: "Neka",

@@ -8,7 +8,32 @@ import type { Child } from "hono/jsx";
 import type { AppEnv } from "../env";
 import { inlineSource } from "../http/content-security";
 import { PASSKEY_SCRIPT } from "./passkey-script";
-import { htmlLang, type Locale } from "./locale";
+import { htmlLang, type Locale, LOCALES } from "./locale";
+import { MESSAGES } from "./messages";
+
+/** Each locale's name in its own language. */
+const LANGUAGE_NAMES: Record<Locale, string> = { en_US: "English", nb_NO: "Norsk", sv_SE: "Svenska" };
+
+/** Links to the same page in the other locales, each named in its own language. */
+function LanguageSwitch({ locale, href }: { locale: Locale; href: (locale: Locale) => string }) {
+  return (
+    <nav class="languages" aria-label={MESSAGES[locale].language}>
+      <ul>
+        {LOCALES.map((other) => (
+          <li lang={htmlLang(other)}>
+            {other === locale ? (
+              <span aria-current="page">{LANGUAGE_NAMES[other]}</span>
+            ) : (
+              <a href={href(other)} hreflang={htmlLang(other)}>
+                {LANGUAGE_NAMES[other]}
+              </a>
+            )}
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
 
 const STYLE =
   "body{font:1rem/1.5 system-ui,sans-serif;max-width:32rem;margin:0 auto;padding:1.5rem;color:#1a1a1a}" +
@@ -23,7 +48,11 @@ const STYLE =
   ".hint{font-size:.9rem;color:#444}" +
   ".qr svg{display:block;width:12rem;height:12rem}" +
   ".key{word-spacing:.25rem;font-size:1.05rem}" +
-  ".codes{columns:2;font-size:1.05rem;padding-left:1.25rem}";
+  ".codes{columns:2;font-size:1.05rem;padding-left:1.25rem}" +
+  "button.link{border:0;background:none;color:#0b57d0;text-decoration:underline;padding:0}" +
+  "a{color:#0b57d0}" +
+  ".languages{display:flex;gap:1rem;justify-content:flex-end;margin:0 0 1rem;font-size:.9rem}" +
+  ".languages ul{display:flex;gap:1rem;list-style:none;margin:0;padding:0}";
 
 export type PageOptions = {
   /** Whether another site may frame the page (the webview entry); never for anything else. */
@@ -39,6 +68,8 @@ export type PageOptions = {
   logo?: string | null;
   /** Whether the page offers passkeys, and so carries their script. */
   passkeys?: boolean;
+  /** The same page in another locale: the language switch's links. */
+  languages?: ((locale: Locale) => string) | undefined;
   headers?: Record<string, string>;
 };
 
@@ -64,6 +95,7 @@ export async function renderPage(
     redirectsTo = [],
     logo = null,
     passkeys = false,
+    languages,
     headers = {},
   }: PageOptions = {},
 ): Promise<Response> {
@@ -88,6 +120,7 @@ export async function renderPage(
         ))}
       </head>
       <body>
+        {languages && <LanguageSwitch locale={page.locale} href={languages} />}
         <main>
           {logo && <img class="logo" src={logo} alt="" referrerpolicy="no-referrer" />}
           <h1>{page.title}</h1>
