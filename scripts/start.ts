@@ -1,7 +1,8 @@
 /**
  * npm start [-- --persist-to <dir>]: local secrets (first run), D1 migrations, demo data
  * (idempotent), the demo credentials, then `wrangler dev` on 127.0.0.1:$PORT (default 8787) with
- * local D1, KV and Durable Objects, kept in wrangler's default state directory or in <dir>.
+ * local D1, KV and Durable Objects, kept in wrangler's default state directory or in <dir>. The
+ * service's own address (BASE_URL) is http://localhost:$PORT, which reaches the same listener.
  */
 import { parseArgs } from "node:util";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars";
@@ -10,7 +11,8 @@ import { runWrangler, startWrangler } from "./lib/wrangler";
 
 const DEMO_DATA = "data/demo.json";
 const port = process.env.PORT ?? "8787";
-const baseUrl = `http://127.0.0.1:${port}`;
+// localhost, not 127.0.0.1: an IP address can be no WebAuthn relying party, and passkeys work here.
+const baseUrl = `http://localhost:${port}`;
 const persistTo = startOptions()["persist-to"];
 const stateArgs = persistTo === undefined ? [] : ["--persist-to", persistTo];
 

@@ -317,7 +317,10 @@ describe("signing in with a passkey", () => {
     }
     await db().delete(passkeys).where(eq(passkeys.userId, userId));
     const removed = await passkeySignIn(new Browser(), app.id, authenticator);
-    expect(await expectPage(removed.res, 401, "Sign in")).toContain("This passkey is not known here any more.");
+    const refusedPage = await expectPage(removed.res, 401, "Sign in");
+    expect(refusedPage).toContain("This passkey is not known here any more.");
+    // The page after a failed passkey starts no autofill request: it would offer the same passkey at once.
+    expect(refusedPage).toContain('data-autofill="off"');
   });
 
   it("refuses a passkey whose user may not sign in", async () => {

@@ -113,7 +113,7 @@ function isFresh(session: SignedIn, now: number): boolean {
 async function accountPage(
   account: Account,
   status: PageStatus,
-  messages: { notice?: string; alert?: string } = {},
+  messages: { notice?: string; alert?: string; passkeyAutofill?: boolean } = {},
 ): Promise<Response> {
   const { c, locale, session, now } = account;
   const db = c.get("db")();
@@ -188,7 +188,7 @@ async function confirmedWithPasskey(account: Account, form: URLSearchParams): Pr
   const text = MESSAGES[locale].signIn;
   const signIn = await signInWithPasskey(c, client, form.get("challenge") ?? "", form.get("credential") ?? "", now);
   if (signIn.outcome !== "signed_in" || signIn.userId !== session.userId) {
-    return accountPage(account, 401, { alert: text.passkeyFailed });
+    return accountPage(account, 401, { alert: text.passkeyFailed, passkeyAutofill: false });
   }
   return reauthenticated(account, signIn.method);
 }

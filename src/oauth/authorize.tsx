@@ -409,9 +409,11 @@ async function passkeySignIn(flow: Flow, form: URLSearchParams, now: number): Pr
   const text = MESSAGES[locale].signIn;
   const signIn = await signInWithPasskey(c, client, form.get("challenge") ?? "", form.get("credential") ?? "", now);
   if (signIn.outcome === "refused") {
-    if (signIn.reason === "account") return signInPage(flow, 403, { alert: text.refused });
-    if (signIn.reason === "expired") return signInPage(flow, 400, { alert: text.formExpired });
-    return signInPage(flow, 401, { alert: signIn.reason === "unknown" ? text.passkeyUnknown : text.passkeyFailed });
+    const again = { passkeyAutofill: false };
+    if (signIn.reason === "account") return signInPage(flow, 403, { alert: text.refused, ...again });
+    if (signIn.reason === "expired") return signInPage(flow, 400, { alert: text.formExpired, ...again });
+    const alert = signIn.reason === "unknown" ? text.passkeyUnknown : text.passkeyFailed;
+    return signInPage(flow, 401, { alert, ...again });
   }
   const db = c.get("db")();
   const session = await newSessionId(c.env);
@@ -509,7 +511,7 @@ async function codeFor({ c, request }: Flow, signedIn: SignedIn): Promise<Respon
 async function signInPage(
   flow: Flow,
   status: PageStatus,
-  props: { alert?: string; email?: string } = {},
+  props: { alert?: string; email?: string; passkeyAutofill?: boolean } = {},
   headers: Record<string, string> = {},
 ): Promise<Response> {
   const text = MESSAGES[flow.locale].signIn;

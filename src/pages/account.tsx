@@ -24,6 +24,8 @@ export type AccountView = {
   passkeyPrompt: PasskeyPrompt | undefined;
   notice?: string | undefined;
   alert?: string | undefined;
+  /** Off after a passkey failed to confirm: the browser's autofill would offer it again at once. */
+  passkeyAutofill?: boolean | undefined;
 };
 
 const day = (time: number) => formatDatetime(time).slice(0, 10);
@@ -113,6 +115,7 @@ export function AccountPage(props: AccountView) {
           prompt={props.passkeyPrompt}
           label={signIn.passkey}
           failed={signIn.passkeyFailed}
+          autofill={props.passkeyAutofill}
         >
           <input type="hidden" name="csrf" value={props.csrf} />
         </PasskeyForm>

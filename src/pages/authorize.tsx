@@ -37,7 +37,13 @@ export function RequestFields({ parameters, csrf, locale }: Pick<FormContext, "p
  * (signup) or sets a new password (password), with a way back to the login view.
  */
 export function SignInForm(
-  props: FormContext & { view: SignInView; email?: string; alert?: string; passkey?: PasskeyPrompt | undefined },
+  props: FormContext & {
+    view: SignInView;
+    email?: string;
+    alert?: string;
+    passkey?: PasskeyPrompt | undefined;
+    passkeyAutofill?: boolean;
+  },
 ) {
   const text = MESSAGES[props.locale].signIn;
   const { view } = props;
@@ -107,7 +113,13 @@ export function SignInForm(
         </button>
       </form>
       {props.passkey && (
-        <PasskeyForm action="/oauth/authorize" prompt={props.passkey} label={text.passkey} failed={text.passkeyFailed}>
+        <PasskeyForm
+          action="/oauth/authorize"
+          prompt={props.passkey}
+          label={text.passkey}
+          failed={text.passkeyFailed}
+          autofill={props.passkeyAutofill}
+        >
           <RequestFields {...props} />
         </PasskeyForm>
       )}
@@ -137,10 +149,19 @@ export function PasskeyForm(props: {
   prompt: PasskeyPrompt;
   label: string;
   failed: string;
+  /** Off after a passkey failed: the browser's autofill would offer the same passkey again at once. */
+  autofill?: boolean | undefined;
   children?: Child;
 }) {
   return (
-    <form method="post" action={props.action} data-passkey="get" data-options={props.prompt.options} hidden>
+    <form
+      method="post"
+      action={props.action}
+      data-passkey="get"
+      data-options={props.prompt.options}
+      data-autofill={props.autofill === false ? "off" : undefined}
+      hidden
+    >
       {props.children}
       <input type="hidden" name="action" value="passkey" />
       <input type="hidden" name="challenge" value={props.prompt.challenge} />

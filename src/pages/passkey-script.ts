@@ -1,7 +1,8 @@
 /**
  * The one script of the pages: it hands a form's WebAuthn options to the browser and posts back
  * what the authenticator made. Forms marked `data-passkey="get"` (sign in: a button, and
- * conditional mediation, the autofill of passkeys, where the browser offers it) or `"create"` (a
+ * conditional mediation, the autofill of passkeys, where the browser offers it, unless the form says
+ * `data-autofill="off"`, as after a passkey that failed) or `"create"` (a
  * new passkey, on submit) carry the options in `data-options`; the result goes into their
  * `credential` field. Everything it touches starts hidden, so a browser without WebAuthn (or
  * without script) sees the pages as before. Written out rather than taken from a library: it is
@@ -68,7 +69,7 @@ export const PASSKEY_SCRIPT = `(() => {
         .then((credential) => credential && send(form, credential));
     };
     form.querySelector("[data-passkey-start]").addEventListener("click", () => get("optional").catch(failed(form)));
-    if (PublicKeyCredential.isConditionalMediationAvailable) {
+    if (form.dataset.autofill !== "off" && PublicKeyCredential.isConditionalMediationAvailable) {
       PublicKeyCredential.isConditionalMediationAvailable().then((available) => available && get("conditional").catch(() => {}));
     }
   }

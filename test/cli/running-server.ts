@@ -11,6 +11,7 @@ import { OFFLINE_ENV } from "../../scripts/lib/wrangler";
 import { npmScript } from "./commands";
 
 export type RunningServer = {
+  /** The service's BASE_URL, `http://localhost:<port>` (a passkey needs a host name). */
   base: string;
   /** Everything the server has printed so far (the local mailer prints sign-in links there). */
   output(): string;
@@ -29,7 +30,7 @@ async function freePort(): Promise<number> {
 export async function startServer(): Promise<RunningServer> {
   const state = await mkdtemp(join(tmpdir(), "acapi-server-"));
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
+  const base = `http://localhost:${port}`;
   const server: ChildProcess = spawn(...npmScript("start", "--persist-to", state), {
     env: { ...OFFLINE_ENV, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
@@ -53,7 +54,7 @@ export async function startServer(): Promise<RunningServer> {
     await new Promise<void>((ready, fail) => {
       const watch = (part: Buffer) => {
         output += part.toString();
-        if (output.includes(`Ready on ${base}`)) ready();
+        if (output.includes(`Ready on http://127.0.0.1:${port}`)) ready();
       };
       server.stdout!.on("data", watch);
       server.stderr!.on("data", watch);

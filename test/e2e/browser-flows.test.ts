@@ -4,7 +4,9 @@
  * request to an https site is answered by the test (the page a client would show) and recorded:
  * that is where the codes and errors arrive.
  */
+import { mkdir } from "node:fs/promises";
 import AxeBuilder from "@axe-core/playwright";
+import { Secret, TOTP } from "otpauth";
 import * as oidc from "openid-client";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -104,7 +106,7 @@ async function redeem(client: Client, code: string) {
 async function signIn(page: Page, user: DemoUser) {
   await page.getByLabel("E-mail address").fill(user.email);
   await page.getByLabel("Password").fill(user.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
 }
 
 async function expectNoAxeViolations(page: Page) {
@@ -112,12 +114,20 @@ async function expectNoAxeViolations(page: Page) {
   expect(violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
 }
 
-/** The newest sign-in link the local mailer printed for `email`, waiting for it up to 5 s. */
-async function mailedLink(email: string): Promise<string> {
+/** How many mails the local mailer printed for `email` so far. */
+function mailCount(email: string): number {
+  return server.output().split(`mail to ${email}:`).length - 1;
+}
+
+/**
+ * The newest sign-in link the local mailer printed for `email`, waiting for it up to 5 s; a link of
+ * a mail after the first `after` mails to the address.
+ */
+async function mailedLink(email: string, after = 0): Promise<string> {
   for (let waited = 0; waited < 5_000; waited += 100) {
     const mails = server.output().split(`mail to ${email}:`);
-    const link = /http:\/\/127\.0\.0\.1:\d+\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(mails.at(-1) ?? "");
-    if (mails.length > 1 && link) return link[0];
+    const link = /http:\/\/localhost:\d+\/oauth\/signin\?token=[A-Za-z0-9_-]+/.exec(mails.at(-1) ?? "");
+    if (mails.length > 1 + after && link) return link[0];
     await new Promise((done) => setTimeout(done, 100));
   }
   throw new Error(`no link was mailed to ${email}`);
@@ -315,7 +325,7 @@ describe("browser flows in Chromium", () => {
     await page.getByRole("button", { name: "E-mail me a sign-in link" }).click();
     await page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
     await page.goto(await mailedLink(ingrid.email));
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     const params = await backAtClient(session, web);
     expect(params.get("state")).toBe("e2e-state");
     expect((await redeem(web, params.get("code")!)).body.user_id).toBe(ingrid.userId);
@@ -348,7 +358,7 @@ describe("browser flows in Chromium", () => {
     // Typed key by key, as a person would: a browser's checks of an e-mail field apply to typing.
     await page.getByLabel("E-mail address").pressSequentially(aase.email);
     await page.getByLabel("Password").fill(aase.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     const params = await backAtClient(session, web);
     expect((await redeem(web, params.get("code")!)).body.user_id).toBe(aase.userId);
     await context.close();
@@ -421,3 +431,220 @@ describe("browser flows in Chromium", () => {
     await context.close();
   });
 });
+
+/** The code an authenticator app shows for `secret` (base32) at `time` (Unix ms). */
+function totpCode(secret: string, time = Date.now()): string {
+  return new TOTP({ secret: Secret.fromBase32(secret.replace(/\s/g, "")) }).generate({ timestamp: time });
+}
+
+/** The ID token's claims, unverified: the token came straight from the token endpoint. */
+function idTokenClaims(tokens: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(Buffer.from(String(tokens.id_token).split(".")[1]!, "base64url").toString());
+}
+
+const WIDTHS = [
+  { name: "desktop", width: 1280, height: 800 },
+  { name: "phone", width: 390, height: 844 },
+] as const;
+
+describe("factors, recovery and the pages around them, in Chromium", () => {
+  it("passkeys: added on the account page with a virtual authenticator, signed in with by autofill (no address typed), removed", async () => {
+    const session = await newContext();
+    const { context, page } = session;
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: {
+        protocol: "ctap2",
+        transport: "internal",
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    await page.goto(authorizeUrl(web));
+    await signIn(page, ingrid);
+    await backAtClient(session, web);
+
+    await page.goto(`${server.base}/oauth/account`);
+    await page.getByRole("heading", { name: "Sign-in methods", level: 1 }).waitFor();
+    await expectNoAxeViolations(page);
+    await page.getByLabel("Name for the new passkey").fill("E2E laptop");
+    await page.getByRole("button", { name: "Add a passkey" }).click();
+    await page.getByText("The passkey was added.").waitFor();
+    expect(await page.locator(".passkeys li").textContent()).toContain("E2E laptop");
+
+    // Signed out, then in again with the passkey alone, no address typed: the login page's
+    // conditional request (the browser's autofill of passkeys), which the virtual authenticator,
+    // present and verified, answers at once.
+    await page.goto(`${server.base}/oauth/logout`);
+    await page.locator("form button").click();
+    await page.getByRole("heading", { name: "You are signed out" }).waitFor();
+    await page.goto(authorizeUrl(web, { scope: "openid", nonce: "n-passkey" }));
+    const params = await backAtClient(session, web);
+    const tokens = await redeem(web, params.get("code")!);
+    expect(tokens.body.user_id).toBe(ingrid.userId);
+    const claims = idTokenClaims(tokens.body);
+    expect(claims.acr).toBe("otp");
+    expect(claims.amr).toEqual([expect.stringMatching(/^(hwk|swk)$/), "user", "mfa"]);
+
+    // Removed on the account page (a recent sign-in), after which it signs in no more.
+    await page.goto(`${server.base}/oauth/account`);
+    await page.getByRole("button", { name: "Remove E2E laptop" }).click();
+    await page.getByText("The passkey was removed.").waitFor();
+    await page.goto(`${server.base}/oauth/logout`);
+    await page.locator("form button").click();
+    await page.getByRole("heading", { name: "You are signed out" }).waitFor();
+    await page.goto(authorizeUrl(web));
+    await page.getByText("This passkey is not known here any more.").waitFor();
+    // That page starts no autofill request again; its button asks the authenticator, with the same answer.
+    const posted = page.waitForRequest(
+      (request) => request.method() === "POST" && request.postData()!.includes("action=passkey"),
+    );
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    expect(new URLSearchParams((await posted).postData()!).get("credential")).toContain('"type":"public-key"');
+    await page.getByText("This passkey is not known here any more.").waitFor();
+    await expectNoAxeViolations(page);
+    await context.close();
+  });
+
+  it("a second factor: step-up by acr_values sets one up; codes computed here, a replayed one refused, a recovery code once; axe on each page in every locale and width", async () => {
+    const session = await newContext();
+    const { context, page } = session;
+    await page.goto(authorizeUrl(web, { acr_values: "otp", scope: "openid" }));
+    await signIn(page, aase);
+    await page.getByRole("heading", { name: "Set up a second factor" }).waitFor();
+    await expectNoAxeViolations(page);
+    const secret = (await page.locator("code.key").textContent())!;
+    await page.getByLabel("Code from the app").fill(totpCode(secret));
+    await page.getByRole("button", { name: "Turn on" }).click();
+    await page.getByRole("heading", { name: "Save your recovery codes" }).waitFor();
+    await expectNoAxeViolations(page);
+    const recovery = await page.locator(".codes code").allTextContents();
+    expect(recovery).toHaveLength(10);
+    await page.getByRole("button", { name: "I have saved them, continue" }).click();
+    const stepped = await redeem(web, (await backAtClient(session, web)).get("code")!);
+    expect(idTokenClaims(stepped.body)).toMatchObject({ acr: "otp", amr: ["pwd", "otp", "mfa"] });
+    await context.close();
+
+    // Every later sign-in asks for the code: the enrolment's code again is refused, the next one taken.
+    const again = await newContext();
+    await again.page.goto(authorizeUrl(web));
+    await signIn(again.page, aase);
+    await again.page.getByRole("heading", { name: "Enter your code" }).waitFor();
+    await again.page.getByLabel("Code").fill(totpCode(secret));
+    await again.page.getByRole("button", { name: "Continue" }).click();
+    await again.page.getByText("That code is not right, or it was used already.").waitFor();
+    await expectNoAxeViolations(again.page);
+    await again.page.getByLabel("Code").fill(totpCode(secret, Date.now() + 30_000));
+    await again.page.getByRole("button", { name: "Continue" }).click();
+    await backAtClient(again, web);
+    await again.context.close();
+
+    // A recovery code signs in once.
+    for (const expected of ["signed in", "refused"] as const) {
+      const attempt = await newContext();
+      await attempt.page.goto(authorizeUrl(web));
+      await signIn(attempt.page, aase);
+      await attempt.page.getByLabel("Code").fill(recovery[0]!);
+      await attempt.page.getByRole("button", { name: "Continue" }).click();
+      if (expected === "signed in") await backAtClient(attempt, web);
+      else await attempt.page.getByText("That code is not right, or it was used already.").waitFor();
+      await attempt.context.close();
+    }
+
+    // The code page, and the account page's set-up and recovery-code pages, in each locale and width.
+    for (const locale of ["en_US", "nb_NO", "sv_SE"]) {
+      for (const width of WIDTHS) {
+        const visit = await newContext({ locale: locale.replace("_", "-") });
+        await visit.page.setViewportSize(width);
+        await visit.page.goto(authorizeUrl(app, { locale }));
+        await visit.page.locator("#email").fill(aase.email);
+        await visit.page.locator("#password").fill(aase.password);
+        await visit.page.locator('button[value="login"]').click();
+        await visit.page.locator("#code").waitFor();
+        await expectNoAxeViolations(visit.page);
+        await visit.context.close();
+      }
+    }
+  });
+
+  it("forgot password and sign-up from the login page, end to end with the local mailer", async () => {
+    // Sign-up from the login page's link: a new account, by a mailed link.
+    const session = await newContext();
+    const { context, page } = session;
+    const address = `reset-${Date.now()}@example.org`;
+    await page.goto(authorizeUrl(web));
+    await page.getByRole("link", { name: "New here? Create an account" }).click();
+    await page.getByRole("heading", { name: "Create an account" }).waitFor();
+    await page.getByLabel("E-mail address").fill(address);
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
+    await page.goto(await mailedLink(address));
+    await page.locator("form button").click();
+    await backAtClient(session, web);
+    await context.close();
+
+    // The new account has no password: "Forgot your password?" sets one.
+    const reset = await newContext();
+    await reset.page.goto(authorizeUrl(app));
+    await reset.page.getByRole("link", { name: "Forgot your password?" }).click();
+    await reset.page.getByRole("heading", { name: "Set a new password" }).waitFor();
+    await expectNoAxeViolations(reset.page);
+    await reset.page.getByLabel("E-mail address").fill(address);
+    const mailed = mailCount(address);
+    await reset.page.getByRole("button", { name: "E-mail me a link" }).click();
+    await reset.page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
+    await reset.page.goto(await mailedLink(address, mailed));
+    await reset.page.getByRole("heading", { name: "Set a new password" }).waitFor();
+    await expectNoAxeViolations(reset.page);
+    await reset.page.getByLabel("New password").fill("a new e2e passphrase");
+    await reset.page.getByRole("button", { name: "Set password and continue" }).click();
+    await reset.page.getByRole("button", { name: "Allow" }).click();
+    await backAtClient(reset, app);
+    await reset.context.close();
+
+    const login = await newContext();
+    await login.page.goto(authorizeUrl(app));
+    await signIn(login.page, { userId: "", email: address, password: "a new e2e passphrase" });
+    await backAtClient(login, app);
+    await login.context.close();
+  });
+
+  it("the branded client's login page: axe and keyboard alone in every locale and width, and screenshots kept", async () => {
+    await mkdir("dist/screenshots", { recursive: true });
+    for (const locale of ["en_US", "nb_NO", "sv_SE"]) {
+      for (const width of WIDTHS) {
+        const session = await newContext({ locale: locale.replace("_", "-") });
+        const { context, page } = session;
+        await context.route("https://shop.fjord.example/logo.svg", (route) =>
+          route.fulfill({ contentType: "image/svg+xml", body: FJORD_LOGO }),
+        );
+        await page.setViewportSize(width);
+        await page.goto(authorizeUrl(fjord, { locale }));
+        await page.locator("img.logo").waitFor();
+        expect(
+          await page.locator("img.logo").evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+        ).toBeGreaterThan(0);
+        await expectNoAxeViolations(page);
+        if (locale === "en_US")
+          await page.screenshot({ path: `dist/screenshots/login-fjord-${width.name}.png`, fullPage: true });
+        // The keyboard alone: the address field first after the language switch, then the password, then signing in.
+        await page.locator("#email").focus();
+        await page.keyboard.type("nobody@example.org");
+        await page.keyboard.press("Tab");
+        await page.keyboard.type("wrong");
+        await page.keyboard.press("Enter");
+        await page.getByRole("alert").waitFor();
+        await expectNoAxeViolations(page);
+        await context.close();
+      }
+    }
+  });
+});
+
+const FJORD_LOGO =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="192" height="48" viewBox="0 0 192 48">' +
+  '<path d="M4 40 L20 12 L30 28 L38 18 L52 40 Z" fill="#1f6f4a"/>' +
+  '<text x="60" y="33" font-family="sans-serif" font-size="20" fill="#1d2b24">Fjord Outdoor</text></svg>';
