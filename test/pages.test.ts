@@ -3,7 +3,11 @@
  * consent page and the way to another account, the language switch, and a way back to the client
  * from pages where a flow ends.
  */
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { users } from "../src/db/schema";
 import { Browser, expectPage, redirectParameters } from "./helpers/browser";
 import { mailbox } from "./helpers/mailbox";
 import { createClient, createUser } from "./helpers/seed";
@@ -134,6 +138,54 @@ describe("a way back to the client", () => {
       "Sign-in cannot start",
     );
     expect(unknown).not.toContain("Back to");
+  });
+});
+
+describe("signing up", () => {
+  it("asks for the profile fields the client asks its users for, and the account the link makes starts with them", async () => {
+    const app = await brandedClient({
+      autoApprove: true,
+      fields: { email: true, names: true, birthday: "optional", gender: "optional", homeAddress: true },
+    });
+    const browser = new Browser();
+    const page = await expectPage(
+      await browser.get(authorizePath(app.id, { view: "signup" })),
+      200,
+      "Create an account",
+    );
+    expect(page).toMatch(/<input id="givenName" name="givenName" type="text" autocomplete="given-name" required=""/);
+    expect(page).toContain('<label for="birthday">Date of birth <span class="hint">(optional)</span></label>');
+    expect(page).toContain('<select id="gender" name="gender" autocomplete="sex">');
+    // An address is left to the profile's own changes.
+    expect(page).not.toContain("streetAddress");
+    const email = `signup-${nextUser++}@example.org`;
+    const missing = await browser.submit(page, { action: "link", email, familyName: "Nordmann" });
+    const again = await expectPage(missing, 400, "Create an account");
+    expect(again).toContain("Fill in the fields that are not marked optional.");
+    expect(again).toContain('value="Nordmann"');
+    const invalid = await browser.submit(page, {
+      action: "link",
+      email,
+      givenName: "Kari",
+      familyName: "Nordmann",
+      birthday: "1 April 1984",
+    });
+    await expectPage(invalid, 400, "Create an account");
+
+    const mail = mailbox();
+    const sent = await browser.submit(page, {
+      action: "link",
+      email,
+      givenName: "Kari",
+      familyName: "Nordmann",
+      birthday: "1984-04-01",
+      gender: "female",
+    });
+    await expectPage(sent, 200, "Check your e-mail");
+    const confirm = await expectPage(await browser.get(await mail.link(email)), 200, "Confirm sign-in");
+    expect(redirectParameters(await browser.submit(confirm, {})).params.get("code")).not.toBeNull();
+    const user = await openDatabase(env.DB).select().from(users).where(eq(users.email, email)).get();
+    expect(user).toMatchObject({ givenName: "Kari", familyName: "Nordmann", birthday: "1984-04-01", gender: "female" });
   });
 });
 

@@ -7,6 +7,7 @@
  * there, strongly consistent, whatever KV still shows.
  */
 import * as z from "zod/mini";
+import { signUpProfileSchema } from "../schemas/sign-up";
 import type { Bindings } from "../env";
 import { hashSecret, keyRing } from "../security/data-protection";
 import { randomToken } from "../security/random-token";
@@ -41,6 +42,8 @@ const signInLinkSchema = z.object({
   confirms: z.optional(z.literal("email")),
   /** `password`: the link's page sets a new password first, and signs the user out everywhere else. */
   resets: z.optional(z.literal("password")),
+  /** The sign-up view's profile: the account the link makes starts with it. */
+  profile: z.optional(signUpProfileSchema),
 });
 
 export type SignInLink = z.infer<typeof signInLinkSchema>;

@@ -45,6 +45,7 @@ import { queueLinkRequest } from "../queues/link-requests";
 import { type PageStatus, renderPage } from "../pages/page";
 import { canonicalEmailAddress } from "../schemas/email-address";
 import { requestedFields } from "../schemas/client-fields";
+import { readSignUpProfile, signUpFields } from "../schemas/sign-up";
 import { type AuthorizationRequest, judgeAuthorizationRequest } from "./authorization-request";
 import { redirectWithCode, redirectWithError } from "./authorization-response";
 import { flowTicket, flowTicketValid } from "./flow-ticket";
@@ -166,6 +167,13 @@ export const authorizeRoutes = new Hono<AppEnv>()
       if (action === "link" || action === "reset") {
         const address = canonicalEmailAddress(email);
         if (address === null) return signInPage(flow, 400, { alert: text.emailMissing, email });
+        // The sign-up view's profile, for the account its link makes.
+        const signingUp = action === "link" && flow.request.view === "signup";
+        const read = signingUp ? readSignUpProfile(form, signUpFields(client.fields)) : { profile: undefined };
+        if ("problem" in read) {
+          const sent = Object.fromEntries(form);
+          return signInPage(flow, 400, { alert: text.profile[read.problem], email, profile: sent });
+        }
         // Anyone may fill in this form: mail per user is held to one a minute, and per network to
         // LINKS_PER_IP per 15 minutes for each client, so the page cannot be a mail cannon.
         const allowed = await rateLimiterFor(c.env, client.id, c.get("timing")).beginSignIn(
@@ -185,6 +193,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
           locale,
           authorization: flow.request.parameters,
           ...(action === "reset" && { resetsPassword: true }),
+          ...(read.profile && { profile: read.profile }),
         });
         const sent = MESSAGES[locale].linkSent;
         return page(flow, 200, sent.title, <p>{sent.text}</p>);
@@ -511,7 +520,7 @@ async function codeFor({ c, request }: Flow, signedIn: SignedIn): Promise<Respon
 async function signInPage(
   flow: Flow,
   status: PageStatus,
-  props: { alert?: string; email?: string; passkeyAutofill?: boolean } = {},
+  props: { alert?: string; email?: string; passkeyAutofill?: boolean; profile?: Record<string, string> } = {},
   headers: Record<string, string> = {},
 ): Promise<Response> {
   const text = MESSAGES[flow.locale].signIn;
@@ -519,7 +528,10 @@ async function signInPage(
   const titles = { signup: text.signUpTitle, signin: text.linkTitle, password: text.resetTitle, login: text.title };
   // Not where an account is made or a password set: the login and link views.
   const passkey = view === "login" || view === "signin" ? await signInPrompt(flow.c.env) : undefined;
-  const form = <SignInForm {...await formContext(flow)} view={view} passkey={passkey} {...props} />;
+  const fields = view === "signup" ? signUpFields(flow.request.client.fields) : [];
+  const form = (
+    <SignInForm {...await formContext(flow)} view={view} passkey={passkey} signUpFields={fields} {...props} />
+  );
   return page(flow, status, titles[view], form, headers, { passkeys: passkey !== undefined });
 }
 

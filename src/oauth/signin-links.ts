@@ -57,6 +57,7 @@ import { RESET_MAIL, SIGNIN_MAIL } from "../pages/messages";
 import { errorLocation } from "./authorization-response";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { emailLookupKey } from "../schemas/email-address";
+import type { SignUpProfile } from "../schemas/sign-up";
 import { hashSecret } from "../security/data-protection";
 
 /**
@@ -94,6 +95,8 @@ export type LinkRequest = {
   confirms?: { userId: number };
   /** The link sets a new password: only an existing user's address gets one. */
   resetsPassword?: boolean;
+  /** The sign-up view's profile, for the account the link makes (none for an address that has one). */
+  profile?: SignUpProfile;
 };
 
 /** The authorization request a link of POST /api/2/signin finishes: a code for the client, at `redirectUri`. */
@@ -152,6 +155,7 @@ export async function requestSignInLink(
     authorization: request.authorization,
     ...(request.confirms && { confirms: "email" as const }),
     ...(request.resetsPassword && { resets: "password" as const }),
+    ...(request.profile && !owner && { profile: request.profile }),
   });
   const created = nowInSeconds();
   try {
@@ -346,7 +350,7 @@ async function signInUser(
     return { userId, told: [] };
   }
   const uuid = crypto.randomUUID();
-  const [user, address] = insertSignedInUser(db, { uuid, email, now });
+  const [user, address] = insertSignedInUser(db, { uuid, email, now, profile: link.profile ?? {} });
   try {
     const [[inserted]] = await db.batch([user, address, claimUnownedMails(db, newUserId(uuid), email)]);
     return { userId: inserted!.id, told: [] };

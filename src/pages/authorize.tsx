@@ -7,6 +7,7 @@
 import type { Child } from "hono/jsx";
 import type { SignInView } from "../oauth/authorization-request";
 import type { PasskeyPrompt } from "../oauth/factors/passkeys";
+import { SIGN_UP_GENDERS, type SignUpField, type SignUpInput } from "../schemas/sign-up";
 import type { ClientField } from "../schemas/client-fields";
 import type { Locale } from "./locale";
 import { MESSAGES } from "./messages";
@@ -43,6 +44,9 @@ export function SignInForm(
     alert?: string;
     passkey?: PasskeyPrompt | undefined;
     passkeyAutofill?: boolean;
+    /** The sign-up view's profile inputs, and what was filled in. */
+    signUpFields?: SignUpField[];
+    profile?: Record<string, string>;
   },
 ) {
   const text = MESSAGES[props.locale].signIn;
@@ -86,6 +90,7 @@ export function SignInForm(
           required
           value={props.email ?? ""}
         />
+        {view === "signup" && <ProfileInputs {...props} fields={props.signUpFields ?? []} />}
         {!linkOnly && (
           <>
             <label for="password">{text.password}</label>
@@ -135,6 +140,59 @@ export function SignInForm(
           <a href={viewHref(props, "login")}>{view === "signup" ? text.haveAccount : text.withPassword}</a>
         </p>
       )}
+    </>
+  );
+}
+
+const AUTOCOMPLETE: Record<SignUpInput, string> = {
+  givenName: "given-name",
+  familyName: "family-name",
+  displayName: "nickname",
+  birthday: "bday",
+  gender: "sex",
+};
+
+/** The profile inputs the client asks for at sign-up; those not required are marked optional. */
+function ProfileInputs(props: { locale: Locale; fields: SignUpField[]; profile?: Record<string, string> }) {
+  const text = MESSAGES[props.locale].signIn.profile;
+  return (
+    <>
+      {props.fields.map(({ input, required }) => {
+        const label = (
+          <label for={input}>
+            {text[input]} {!required && <span class="hint">{text.optional}</span>}
+          </label>
+        );
+        const value = props.profile?.[input] ?? "";
+        if (input === "gender") {
+          return (
+            <>
+              {label}
+              <select id={input} name={input} autocomplete={AUTOCOMPLETE[input]} required={required}>
+                {!required && <option value="">–</option>}
+                {SIGN_UP_GENDERS.map((gender) => (
+                  <option value={gender} selected={value === gender}>
+                    {text.genders[gender]}
+                  </option>
+                ))}
+              </select>
+            </>
+          );
+        }
+        return (
+          <>
+            {label}
+            <input
+              id={input}
+              name={input}
+              type={input === "birthday" ? "date" : "text"}
+              autocomplete={AUTOCOMPLETE[input]}
+              required={required}
+              value={value}
+            />
+          </>
+        );
+      })}
     </>
   );
 }

@@ -59,6 +59,18 @@ type Messages = {
     forgotPassword: string;
     /** The login view's way to the sign-up view. */
     createAccount: string;
+    /** The sign-up view's profile fields (schemas/sign-up.ts), and what is said when they are not right. */
+    profile: {
+      givenName: string;
+      familyName: string;
+      displayName: string;
+      birthday: string;
+      gender: string;
+      genders: Record<"undisclosed" | "female" | "male" | "other", string>;
+      optional: string;
+      missing: string;
+      invalid: string;
+    };
     resetTitle: string;
     resetIntro: string;
     resetSubmit: string;
@@ -205,6 +217,17 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkeyUnknown: "This passkey is not known here any more. Sign in another way.",
       forgotPassword: "Forgot your password?",
       createAccount: "New here? Create an account",
+      profile: {
+        givenName: "First name",
+        familyName: "Last name",
+        displayName: "Display name",
+        birthday: "Date of birth",
+        gender: "Gender",
+        genders: { undisclosed: "Prefer not to say", female: "Female", male: "Male", other: "Other" },
+        optional: "(optional)",
+        missing: "Fill in the fields that are not marked optional.",
+        invalid: "Check the details: a date of birth is written YYYY-MM-DD.",
+      },
       resetTitle: "Set a new password",
       resetIntro: "Enter your e-mail address. We e-mail you a link to set a new password.",
       resetSubmit: "E-mail me a link",
@@ -359,6 +382,17 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkeyUnknown: "Denne passnøkkelen er ikke kjent her lenger. Logg inn på en annen måte.",
       forgotPassword: "Glemt passordet?",
       createAccount: "Ny her? Opprett en konto",
+      profile: {
+        givenName: "Fornavn",
+        familyName: "Etternavn",
+        displayName: "Visningsnavn",
+        birthday: "Fødselsdato",
+        gender: "Kjønn",
+        genders: { undisclosed: "Vil ikke oppgi", female: "Kvinne", male: "Mann", other: "Annet" },
+        optional: "(valgfritt)",
+        missing: "Fyll ut feltene som ikke er merket valgfrie.",
+        invalid: "Sjekk opplysningene: en fødselsdato skrives ÅÅÅÅ-MM-DD.",
+      },
       resetTitle: "Velg nytt passord",
       resetIntro: "Skriv inn e-postadressen din. Vi sender deg en lenke for å velge nytt passord.",
       resetSubmit: "Send meg en lenke",
@@ -513,6 +547,17 @@ export const MESSAGES: Record<Locale, Messages> = {
       passkeyUnknown: "Den här lösennyckeln är inte känd här längre. Logga in på ett annat sätt.",
       forgotPassword: "Glömt lösenordet?",
       createAccount: "Ny här? Skapa ett konto",
+      profile: {
+        givenName: "Förnamn",
+        familyName: "Efternamn",
+        displayName: "Visningsnamn",
+        birthday: "Födelsedatum",
+        gender: "Kön",
+        genders: { undisclosed: "Vill inte ange", female: "Kvinna", male: "Man", other: "Annat" },
+        optional: "(frivilligt)",
+        missing: "Fyll i fälten som inte är markerade som frivilliga.",
+        invalid: "Kontrollera uppgifterna: ett födelsedatum skrivs ÅÅÅÅ-MM-DD.",
+      },
       resetTitle: "Välj ett nytt lösenord",
       resetIntro: "Ange din e-postadress. Vi mejlar dig en länk för att välja ett nytt lösenord.",
       resetSubmit: "Mejla mig en länk",

@@ -39,7 +39,7 @@ const STYLE =
   "body{font:1rem/1.5 system-ui,sans-serif;max-width:32rem;margin:0 auto;padding:1.5rem;color:#1a1a1a}" +
   "h1{font-size:1.5rem;margin:0 0 1rem}" +
   "label{display:block;margin:1rem 0 .25rem;font-weight:600}" +
-  "input[type=text],input[type=password]{box-sizing:border-box;width:100%;font:inherit;padding:.6rem;border:1px solid #555;border-radius:.25rem}" +
+  "input[type=text],input[type=password],input[type=date],select{box-sizing:border-box;width:100%;font:inherit;padding:.6rem;border:1px solid #555;border-radius:.25rem;background:#fff;color:inherit}" +
   "button{font:inherit;padding:.6rem 1.2rem;margin:1rem .5rem 0 0;border:1px solid #1a1a1a;border-radius:.25rem;background:#1a1a1a;color:#fff}" +
   "button.secondary{background:#fff;color:#1a1a1a}" +
   ".check{display:flex;gap:.5rem;align-items:center;font-weight:400}" +

@@ -41,6 +41,15 @@ afterAll(async () => {
   await server?.stop();
 });
 
+const WIDTHS = [
+  { name: "desktop", width: 1280, height: 800 },
+  { name: "phone", width: 390, height: 844 },
+] as const;
+
+/** A locale and its pages' titles: login, consent, link sent, sign out, signed out, error, sign-up, link view. */
+type PageTitles = [string, string, string, string, string, string, string, string, string];
+type Width = (typeof WIDTHS)[number];
+
 const CLIENT_PAGE = '<!doctype html><html lang="en"><title>Client</title><h1>Back at the client</h1></html>';
 
 type Session = { context: BrowserContext; page: Page; arrivals: URL[] };
@@ -135,41 +144,43 @@ async function mailedLink(email: string, after = 0): Promise<string> {
 
 describe("browser flows in Chromium", () => {
   // First: erik has not yet granted the app access, so each locale's run sees its consent page.
-  describe.each([
+  describe.each(
     [
-      "en_US",
-      "Sign in",
-      "Allow access",
-      "Check your e-mail",
-      "Sign out?",
-      "You are signed out",
-      "Sign-in cannot start",
-      "Create an account",
-      "Sign in with a link",
-    ],
-    [
-      "nb_NO",
-      "Logg inn",
-      "Gi tilgang",
-      "Sjekk e-posten din",
-      "Logge ut?",
-      "Du er logget ut",
-      "Innloggingen kan ikke starte",
-      "Opprett en konto",
-      "Logg inn med en lenke",
-    ],
-    [
-      "sv_SE",
-      "Logga in",
-      "Ge åtkomst",
-      "Kolla din e-post",
-      "Logga ut?",
-      "Du är utloggad",
-      "Inloggningen kan inte starta",
-      "Skapa ett konto",
-      "Logga in med en länk",
-    ],
-  ])(
+      [
+        "en_US",
+        "Sign in",
+        "Allow access",
+        "Check your e-mail",
+        "Sign out?",
+        "You are signed out",
+        "Sign-in cannot start",
+        "Create an account",
+        "Sign in with a link",
+      ],
+      [
+        "nb_NO",
+        "Logg inn",
+        "Gi tilgang",
+        "Sjekk e-posten din",
+        "Logge ut?",
+        "Du er logget ut",
+        "Innloggingen kan ikke starte",
+        "Opprett en konto",
+        "Logg inn med en lenke",
+      ],
+      [
+        "sv_SE",
+        "Logga in",
+        "Ge åtkomst",
+        "Kolla din e-post",
+        "Logga ut?",
+        "Du är utloggad",
+        "Inloggningen kan inte starta",
+        "Skapa ett konto",
+        "Logga in med en länk",
+      ],
+    ].flatMap((texts) => WIDTHS.map((width): [...PageTitles, Width] => [...(texts as PageTitles), width])),
+  )(
     "every page in %s",
     (
       ...[
@@ -182,11 +193,13 @@ describe("browser flows in Chromium", () => {
         errorTitle,
         signUpTitle,
         linkTitle,
+        width,
       ]
     ) => {
-      it("has no accessibility violations (axe-core)", async () => {
+      it(`has no accessibility violations (axe-core), ${width.name} width`, async () => {
         const session = await newContext({ locale: locale.replace("_", "-") });
         const { context, page } = session;
+        await page.setViewportSize(width);
         const heading = (name: string) => page.getByRole("heading", { name, level: 1 }).waitFor();
 
         await page.goto(authorizeUrl(app, { locale }));
@@ -203,6 +216,15 @@ describe("browser flows in Chromium", () => {
         await page.locator('button[value="login"]').click();
         await heading(consentTitle);
         await expectNoAxeViolations(page);
+        // The account page, and its authenticator set-up page, while the sign-in is recent.
+        await page.goto(`${server.base}/oauth/account?locale=${locale}`);
+        await page.locator("h2").first().waitFor();
+        await expectNoAxeViolations(page);
+        await page.locator('button[value="set-up"]').click();
+        await page.locator("code.key").waitFor();
+        await expectNoAxeViolations(page);
+        await page.goto(authorizeUrl(app, { locale }));
+        await heading(consentTitle);
         // Denied, so that the next locale's run sees the consent page too.
         await page.locator('button[value="deny"]').click();
         expect((await backAtClient(session, app)).get("error")).toBe("access_denied");
@@ -238,6 +260,9 @@ describe("browser flows in Chromium", () => {
         await expectNoAxeViolations(page);
         await page.goto(authorizeUrl(fjord, { locale }, "/flow/signin"));
         await heading(linkTitle);
+        await expectNoAxeViolations(page);
+        await page.goto(authorizeUrl(fjord, { locale }, "/flow/password"));
+        await page.locator('button[value="reset"]').waitFor();
         await expectNoAxeViolations(page);
         await context.close();
       });
@@ -442,11 +467,6 @@ function idTokenClaims(tokens: Record<string, unknown>): Record<string, unknown>
   return JSON.parse(Buffer.from(String(tokens.id_token).split(".")[1]!, "base64url").toString());
 }
 
-const WIDTHS = [
-  { name: "desktop", width: 1280, height: 800 },
-  { name: "phone", width: 390, height: 844 },
-] as const;
-
 describe("factors, recovery and the pages around them, in Chromium", () => {
   it("passkeys: added on the account page with a virtual authenticator, signed in with by autofill (no address typed), removed", async () => {
     const session = await newContext();
@@ -579,6 +599,11 @@ describe("factors, recovery and the pages around them, in Chromium", () => {
     await page.getByRole("link", { name: "New here? Create an account" }).click();
     await page.getByRole("heading", { name: "Create an account" }).waitFor();
     await page.getByLabel("E-mail address").fill(address);
+    // The Web client asks its users for their names and display name (its fields), the birthday optionally.
+    await page.getByLabel("First name").fill("Reset");
+    await page.getByLabel("Last name").fill("Tester");
+    await page.getByLabel("Display name").fill("Reset T.");
+    await expectNoAxeViolations(page);
     await page.getByRole("button", { name: "Create account" }).click();
     await page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
     await page.goto(await mailedLink(address));

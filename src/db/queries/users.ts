@@ -1,5 +1,6 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { emailLookupKey } from "../../schemas/email-address";
+import type { SignUpProfile } from "../../schemas/sign-up";
 import type { Database } from "../client";
 import { type ClientScope, inClientScope } from "./clients";
 import {
@@ -123,12 +124,21 @@ export function connectUser(
  * same batch name the user by `uuid` (newUserId), as its id is the database's to choose; the
  * first statement returns it.
  */
-export function insertSignedInUser(db: Database, user: { uuid: string; email: string; now: number }) {
+export function insertSignedInUser(
+  db: Database,
+  user: { uuid: string; email: string; now: number; profile: SignUpProfile },
+) {
+  const { givenName, familyName, displayName, birthday, gender } = user.profile;
   return [
     db
       .insert(users)
       .values({
         uuid: user.uuid,
+        givenName,
+        familyName,
+        displayName,
+        ...(birthday !== undefined && { birthday }),
+        ...(gender !== undefined && { gender }),
         status: 0,
         email: user.email,
         emailVerified: user.now,
