@@ -281,6 +281,21 @@ describe("signing in with a passkey", () => {
     expect(first.res.status).toBe(303);
     const replay = await authenticator.assert(first.options, { origin: BASE });
     await expectPage(await replaying.post("/oauth/authorize", { ...first.fields, credential: replay }), 401, "Sign in");
+    // Another client's page's challenge: spent nowhere but where it was made, so refused here.
+    const other = await client();
+    const theirs = passkeyForm(
+      await expectPage(await new Browser().get(authorizePath(other.id)), 200, "Sign in"),
+      "get",
+    );
+    const moved = await authenticator.assert(theirs.options, { origin: BASE });
+    const crossing = new Browser();
+    const mine = passkeyForm(await expectPage(await crossing.get(authorizePath(app.id)), 200, "Sign in"), "get");
+    const res = await crossing.post("/oauth/authorize", {
+      ...mine.fields,
+      challenge: theirs.fields.challenge!,
+      credential: moved,
+    });
+    expect(await expectPage(res, 400, "Sign in")).toContain("The page had expired");
     // After 5 minutes the page's challenge has expired.
     const waiting = new Browser();
     const page = await expectPage(await waiting.get(authorizePath(app.id)), 200, "Sign in");

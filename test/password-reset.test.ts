@@ -7,7 +7,9 @@ import { env } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
-import { auditEvents } from "../src/db/schema";
+import { Secret, TOTP } from "otpauth";
+import { auditEvents, totpFactors } from "../src/db/schema";
+import { keyRing, sealSecret } from "../src/security/data-protection";
 import { Browser, expectPage, redirectParameters } from "./helpers/browser";
 import { basicAuth, expectOAuthError, postForm } from "./helpers/http";
 import { mailbox } from "./helpers/mailbox";
@@ -113,6 +115,34 @@ describe("forgot password", () => {
     const query = new URLSearchParams({ client_id: app.id, redirect_uri: CALLBACK, response_type: "code" });
     await expectPage(await browser.get(`/flow/password?${query}`), 200, "Set a new password");
     await expectPage(await browser.get(authorizePath(app.id, { view: "password" })), 200, "Set a new password");
+  });
+
+  it("asks a user with a second factor for its code before a new password is set", async () => {
+    const app = await client();
+    const user = await createUser(nextUser++, { clients: [app.id] });
+    const secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+    const now = Math.floor(Date.now() / 1000);
+    await openDatabase(env.DB)
+      .insert(totpFactors)
+      .values({
+        userId: Number(user.row.userId),
+        secretSealed: await sealSecret(keyRing(env), secret),
+        created: now,
+        clientId: app.id,
+        merchantId: 10,
+      });
+    const mail = mailbox();
+    const browser = new Browser();
+    await askForReset(browser, app.id, user.email);
+    const page = await expectPage(await browser.get(await mail.link(user.email)), 200, "Set a new password");
+    expect(page).toContain('autocomplete="one-time-code"');
+    const wrong = await browser.submit(page, { password: "a brand new passphrase", code: "000000" });
+    expect(await expectPage(wrong, 401, "Set a new password")).toContain("That code is not right");
+    expect((await passwordGrant(app, user.email, user.password)).status).not.toBe(200);
+    const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate();
+    const done = await browser.submit(page, { password: "a brand new passphrase", code });
+    // Both factors given: the flow goes on without asking for the code again.
+    expect(redirectParameters(done).params.get("code")).not.toBeNull();
   });
 
   it("expires the link after 5 minutes", async () => {

@@ -69,6 +69,10 @@ function codeAt(secret: string, time: number): string {
   });
 }
 
+function hiddenEnrolment(page: string): string {
+  return /name="enrolment" value="([^"]+)"/.exec(page)![1]!;
+}
+
 function shownRecoveryCodes(page: string): string[] {
   return [...page.matchAll(/<li><code>([a-z2-7-]{19})<\/code><\/li>/g)].map((match) => match[1]!);
 }
@@ -115,6 +119,8 @@ describe("enrolling a second factor", () => {
     const wrong = await browser.submit(enrol, { action: "enrol", code: "000000" });
     const again = await expectPage(wrong, 401, "Set up a second factor");
     expect(again).toContain('role="alert"');
+    // The same secret again: the app holds it already.
+    expect(shownSecret(again)).toBe(secret);
 
     const codesPage = await expectPage(
       await browser.submit(enrol, { action: "enrol", code: codeAt(secret, Date.now()) }),
@@ -153,7 +159,7 @@ describe("enrolling a second factor", () => {
     expect(claimsOf(((await refreshed.json()) as Tokens).id_token)).toMatchObject({ amr: ["pwd", "otp", "mfa"] });
   });
 
-  it("refuses an enrolment page that expired, or another user's, and shows a new one", async () => {
+  it("refuses an enrolment page that expired (the sign-in with it), or another user's, and shows a new one", async () => {
     vi.useFakeTimers({ toFake: ["Date"], now: START });
     const browser = new Browser();
     const app = await client({ requireSecondFactor: true });
@@ -161,8 +167,16 @@ describe("enrolling a second factor", () => {
     const enrol = await expectPage(await logIn(browser, app.id, user), 200, "Set up a second factor");
     const secret = shownSecret(enrol);
     vi.setSystemTime(START + 11 * 60_000);
+    // After 10 minutes the sign-in is too old to set a factor up with: the login page first.
+    const old = await browser.submit(enrol, { action: "enrol", code: codeAt(secret, Date.now()) });
+    const login = await expectPage(old, 200, "Sign in");
+    const fresh = await browser.submit(login, { action: "login", email: user.email, password: user.password });
     const expired = await expectPage(
-      await browser.submit(enrol, { action: "enrol", code: codeAt(secret, Date.now()) }),
+      await browser.submit(await fresh.text(), {
+        action: "enrol",
+        enrolment: hiddenEnrolment(enrol),
+        code: codeAt(secret, Date.now()),
+      }),
       400,
       "Set up a second factor",
     );
@@ -354,6 +368,18 @@ describe("step-up and what a sign-in is worth", () => {
     // The same session, its sign-in raised: single sign-on now carries the second factor.
     const again = await redeem(app, await browser.get(authorizePath(app.id, { acr_values: "otp", prompt: "none" })));
     expect(claimsOf(again.id_token)).toMatchObject({ acr: "otp" });
+  });
+
+  it("sets up no second factor on an old session: the login page first", async () => {
+    const app = await client({ enableSso: true });
+    const user = await createUser(nextUser++, { clients: [] });
+    const browser = new Browser();
+    await redeem(app, await logIn(browser, app.id, user));
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 11 * 60_000 });
+    const stale = await browser.get(authorizePath(app.id, { acr_values: "otp" }));
+    const login = await expectPage(stale, 200, "Sign in");
+    const enrol = await browser.submit(login, { action: "login", email: user.email, password: user.password });
+    await expectPage(enrol, 200, "Set up a second factor");
   });
 
   it("passes no session of a user with a second factor through without it, and asks for it on the consent page too", async () => {

@@ -21,16 +21,14 @@ import { EnrolForm, RecoveryCodes } from "../pages/authorize";
 import { LOCALE_PARAMETER, type Locale, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { type PageStatus, renderPage } from "../pages/page";
-import { hadSecondFactor } from "./authentication-context";
+import { hadSecondFactor, signedInRecently } from "./authentication-context";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { addPasskey, registrationPrompt, signInPrompt, signInWithPasskey } from "./factors/passkeys";
 import { newRecoveryCodes, recoveryCodeHash } from "./factors/recovery-codes";
-import { checkSecondFactor, enrolSecondFactor, newEnrolment } from "./factors/second-factor";
+import { checkSecondFactor, enrolment, enrolSecondFactor } from "./factors/second-factor";
 import { signInWithPassword } from "./password-sign-in";
 import { presentedSession, type SignedIn } from "./sessions";
 
-/** How long a sign-in allows changes to how the user signs in. */
-export const REAUTHENTICATION_SECONDS = 600;
 const MAX_PASSKEY_NAME = 64;
 
 type Account = { c: Context<AppEnv>; locale: Locale; session: SignedIn; client: SignInClient; now: number };
@@ -106,8 +104,7 @@ async function accountOf(c: Context<AppEnv>, locale: Locale): Promise<Account | 
 
 /** A sign-in of the last 10 minutes, with the second factor for a user who has one; not a webview's. */
 function isFresh(session: SignedIn, now: number): boolean {
-  if (session.method === null || now - session.created > REAUTHENTICATION_SECONDS) return false;
-  return !session.secondFactor || hadSecondFactor(session.method);
+  return signedInRecently(session, now) && (!session.secondFactor || hadSecondFactor(session.method));
 }
 
 async function accountPage(
@@ -121,7 +118,10 @@ async function accountPage(
   if (!methods) return signInFirst(c, locale);
   const fresh = isFresh(session, now);
   const user = { id: session.userId, uuid: methods.uuid, email: methods.email };
-  const passkeyPrompt = fresh ? await registrationPrompt(c.env, db, user) : await signInPrompt(c.env);
+  const { client } = account;
+  const passkeyPrompt = fresh
+    ? await registrationPrompt(c.env, db, user, client.id)
+    : await signInPrompt(c.env, client.id);
   const body = (
     <AccountPage
       locale={locale}
@@ -175,7 +175,11 @@ async function confirmed(account: Account, form: URLSearchParams): Promise<Respo
   let method: "pwd" | "pwd+otp" = "pwd";
   if (signIn.user.secondFactor) {
     const checked = await checkSecondFactor(c, client, session.userId, form.get("code")?.trim() ?? "", now);
-    if (checked.outcome === "throttled") return accountPage(account, 429, { alert: text.signIn.throttled });
+    if (checked.outcome === "throttled") {
+      const page = await accountPage(account, 429, { alert: text.signIn.throttled });
+      page.headers.set("Retry-After", String(checked.retryAfter));
+      return page;
+    }
     if (checked.outcome === "failed") return accountPage(account, 401, { alert: text.secondFactor.wrong });
     method = "pwd+otp";
   }
@@ -215,7 +219,8 @@ async function passkeyAdded(account: Account, form: URLSearchParams): Promise<Re
     { challenge: form.get("challenge") ?? "", credential: form.get("credential") ?? "", name },
     now,
   );
-  if (added.outcome === "refused") return accountPage(account, 400, { alert: text.passkeyNotAdded });
+  // A credential id already stored (this user's, or another's) adds nothing.
+  if (added.outcome !== "added") return accountPage(account, 400, { alert: text.passkeyNotAdded });
   return accountPage(account, 200, { notice: text.passkeyAdded });
 }
 
@@ -229,20 +234,20 @@ async function passkeyRemoved(account: Account, id: string): Promise<Response> {
 }
 
 /** `set-up`: a new authenticator's QR code, for a user who has none. */
-async function setUp(account: Account, status: PageStatus, alert?: string): Promise<Response> {
+async function setUp(account: Account, status: PageStatus, alert?: string, shown?: string): Promise<Response> {
   const { c, session, locale, now } = account;
   if (session.secondFactor) return accountPage(account, 200);
   const methods = await signInMethods(c.get("db")(), session.userId);
   if (!methods) return signInFirst(c, locale);
-  const enrolment = await newEnrolment(c.env, { id: session.userId, email: methods.email }, now);
+  const page = await enrolment(c.env, { id: session.userId, email: methods.email }, now, shown);
   const body = (
     <EnrolForm
       locale={locale}
       clientName={null}
       action="/oauth/account"
-      enrolment={enrolment.ticket}
-      secret={enrolment.secret}
-      qrCode={enrolment.qrCode}
+      enrolment={page.ticket}
+      secret={page.secret}
+      qrCode={page.qrCode}
       alert={alert}
     >
       <input type="hidden" name="csrf" value={await csrfToken(c)} />
@@ -261,7 +266,8 @@ async function enrolled(account: Account, form: URLSearchParams): Promise<Respon
     case "expired":
       return setUp(account, 400, text.enrolExpired);
     case "wrong":
-      return setUp(account, 401, text.wrong);
+      // The same secret again: the app holds it already.
+      return setUp(account, 401, text.wrong, form.get("enrolment") ?? "");
     case "enrolled already":
       return accountPage(account, 200);
   }

@@ -32,6 +32,21 @@ export function authenticationContext(method: SignInMethod): { acr: string; amr:
   return AUTHENTICATION_CONTEXT[method];
 }
 
+/**
+ * How long a sign-in allows changes to how the user signs in: adding or removing a passkey, setting
+ * up or turning off an authenticator (the account page, and set-up within a sign-in).
+ */
+export const REAUTHENTICATION_SECONDS = 600;
+
+/**
+ * Whether a session's sign-in happened in the last REAUTHENTICATION_SECONDS, with a first factor:
+ * a webview's session (an app's token opened it, `null`), even with a second factor given since
+ * (`otp`), never is one.
+ */
+export function signedInRecently(session: { method: SignInMethod | null; created: number }, now: number): boolean {
+  return session.method !== null && session.method !== "otp" && now - session.created <= REAUTHENTICATION_SECONDS;
+}
+
 /** Whether a sign-in had two factors: a second factor's code, or a passkey. */
 export function hadSecondFactor(method: SignInMethod | null): boolean {
   return method !== null && AUTHENTICATION_CONTEXT[method].acr === "otp";

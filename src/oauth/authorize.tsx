@@ -10,7 +10,12 @@
  *
  * - `action=login`: e-mail and password, with the password grant's verification and throttle
  *   (password-sign-in.ts); success starts the browser session.
- * - `action=link`: queues a sign-in link that finishes this request (queues/link-requests.ts).
+ * - `action=link`: queues a sign-in link that finishes this request (queues/link-requests.ts);
+ *   `action=reset`, from the forgotten-password view, one that sets a new password first.
+ * - `action=passkey`: a passkey's assertion (factors/passkeys.ts), which signs in on its own.
+ * - `action=otp`, `action=enrol`, `action=resume`: the second factor's pages (factors/second-factor.ts),
+ *   taken only with the page's factor ticket (flow-ticket.ts): its code, its set-up, and the way on
+ *   after the recovery codes. Every sign-in passes secondFactorPage before a code is issued.
  * - `action=approve` / `action=deny`: the consent page's answer, for the session's user, taken
  *   only with the page's consent ticket (consent.ts): a login page has none. Approval is
  *   remembered as the user's connection to the client.
@@ -49,8 +54,8 @@ import { readSignUpProfile, signUpFields } from "../schemas/sign-up";
 import { type AuthorizationRequest, judgeAuthorizationRequest } from "./authorization-request";
 import { redirectWithCode, redirectWithError } from "./authorization-response";
 import { flowTicket, flowTicketValid } from "./flow-ticket";
-import { asksForSecondFactor, hadSecondFactor, withSecondFactor } from "./authentication-context";
-import { checkSecondFactor, enrolSecondFactor, newEnrolment, secondFactorGiven } from "./factors/second-factor";
+import { asksForSecondFactor, hadSecondFactor, signedInRecently, withSecondFactor } from "./authentication-context";
+import { checkSecondFactor, enrolment, enrolSecondFactor, secondFactorGiven } from "./factors/second-factor";
 import { signInPrompt, signInWithPasskey } from "./factors/passkeys";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { verifiedIdTokenHint } from "./openid/id-token-hint";
@@ -109,7 +114,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
       name: "Answer the login or consent page",
       controller: "oauth/authorize#create",
       description:
-        "The login, account and consent pages' form: the authorization request's parameters, `csrf`, and `action` (`login` with `email`, `password` and `remember`; `link` with `email`; `continue` or `switch` on the account page of `prompt=select_account`; `approve` or `deny` with the consent page's `consent` ticket). Without `csrf` and `action`, an authorization request sent by POST (OpenID Connect Core §3.1.2.1), answered as GET answers it.",
+        "The login, account, second-factor and consent pages' form: the authorization request's parameters, `csrf`, and `action` (`login` with `email`, `password` and `remember`; `link` with `email` (and the sign-up view's profile fields); `reset` with `email`; `passkey` with `challenge` and `credential`; `otp` with `code`, `enrol` with `enrolment` and `code`, `resume`, each with the page's `factor` ticket; `continue` or `switch` on the account page of `prompt=select_account`, `switch` on the consent page; `approve` or `deny` with the consent page's `consent` ticket). Without `csrf` and `action`, an authorization request sent by POST (OpenID Connect Core §3.1.2.1), answered as GET answers it.",
       success: { data: z.string(), bare: true, mediaType: "text/html" },
     }),
     async (c) => {
@@ -136,6 +141,8 @@ export const authorizeRoutes = new Hono<AppEnv>()
           return signInPage(flow, 403, { alert: text.formExpired });
         }
         if (action === "resume") return afterSignIn(flow, session);
+        // Setting one up changes how the account signs in: not on an old session (secondFactorPage).
+        if (action === "enrol" && !signedInRecently(session, now)) return signInPage(flow, 200);
         return action === "otp" ? secondFactorPosted(flow, session, form, now) : enrolled(flow, session, form, now);
       }
       if (action === "approve" || action === "deny") {
@@ -273,7 +280,8 @@ async function passThrough(flow: Flow, now: number, { chosen = false } = {}): Pr
   const usable =
     session !== undefined &&
     // A webview session began with an app's token, not a sign-in: it meets no max_age.
-    (request.maxAge === undefined || (session.method !== null && now - session.created <= request.maxAge)) &&
+    (request.maxAge === undefined ||
+      (session.method !== null && session.method !== "otp" && now - session.created <= request.maxAge)) &&
     (hintedUser === undefined || hintedUser === session.userId);
   if (prompts.has("none")) {
     if (!usable) return redirectWithError(c, flow.failureUri, LOGIN_REQUIRED, request.state);
@@ -376,13 +384,20 @@ async function afterSignIn(flow: Flow, signedIn: SignedIn, { interactive = true 
 async function secondFactorPage(
   flow: Flow,
   signedIn: SignedIn,
-  { interactive = true, status = 200 as PageStatus, alert = undefined as string | undefined } = {},
+  {
+    interactive = true,
+    status = 200 as PageStatus,
+    alert = undefined as string | undefined,
+    shown = undefined as string | undefined,
+  } = {},
 ): Promise<Response | undefined> {
   const { c, request } = flow;
   const required =
     signedIn.secondFactor || request.client.requireSecondFactor || asksForSecondFactor(request.acrValues);
   if (!required || hadSecondFactor(signedIn.method)) return undefined;
   if (!interactive) return redirectWithError(c, flow.failureUri, INTERACTION_REQUIRED, request.state);
+  // Setting one up changes how the account signs in: not on an old session, nor a webview's.
+  if (!signedIn.secondFactor && !signedInRecently(signedIn, nowInSeconds())) return signInPage(flow, 200);
   const text = MESSAGES[flow.locale].secondFactor;
   const context = await formContext(flow);
   const ticket = await flowTicket(c, "factor", signedIn.sessionHash, request.client.id);
@@ -391,7 +406,7 @@ async function secondFactorPage(
   }
   const emails = await findPrimaryEmails(c.get("db")(), [signedIn.userId]);
   const user = { id: signedIn.userId, email: emails.get(signedIn.userId) ?? "" };
-  const enrolment = await newEnrolment(c.env, user, nowInSeconds());
+  const shownAgain = await enrolment(c.env, user, nowInSeconds(), shown);
   return page(
     flow,
     status,
@@ -400,9 +415,9 @@ async function secondFactorPage(
       locale={flow.locale}
       clientName={request.client.name}
       action="/oauth/authorize"
-      enrolment={enrolment.ticket}
-      secret={enrolment.secret}
-      qrCode={enrolment.qrCode}
+      enrolment={shownAgain.ticket}
+      secret={shownAgain.secret}
+      qrCode={shownAgain.qrCode}
       alert={alert}
     >
       <RequestFields {...context} />
@@ -481,7 +496,12 @@ async function enrolled(flow: Flow, session: SignedIn, form: URLSearchParams, no
     case "expired":
       return (await secondFactorPage(flow, session, { status: 400, alert: text.enrolExpired }))!;
     case "wrong":
-      return (await secondFactorPage(flow, session, { status: 401, alert: text.wrong }))!;
+      // The same secret again: the app holds it already.
+      return (await secondFactorPage(flow, session, {
+        status: 401,
+        alert: text.wrong,
+        shown: form.get("enrolment") ?? "",
+      }))!;
     case "enrolled already":
       return (await secondFactorPage(flow, { ...session, secondFactor: true }))!;
   }
@@ -527,7 +547,8 @@ async function signInPage(
   const { view } = flow.request;
   const titles = { signup: text.signUpTitle, signin: text.linkTitle, password: text.resetTitle, login: text.title };
   // Not where an account is made or a password set: the login and link views.
-  const passkey = view === "login" || view === "signin" ? await signInPrompt(flow.c.env) : undefined;
+  const passkey =
+    view === "login" || view === "signin" ? await signInPrompt(flow.c.env, flow.request.client.id) : undefined;
   const fields = view === "signup" ? signUpFields(flow.request.client.fields) : [];
   const form = (
     <SignInForm {...await formContext(flow)} view={view} passkey={passkey} signUpFields={fields} {...props} />

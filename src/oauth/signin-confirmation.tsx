@@ -21,6 +21,7 @@ import { type PageStatus, renderPage } from "../pages/page";
 import { hashPassword } from "../security/password";
 import { auditEntry, type SignInClient } from "../events/audit";
 import { signOutUser } from "./sign-out";
+import { checkSecondFactor } from "./factors/second-factor";
 import { resumeAuthorization } from "./authorize";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import {
@@ -116,13 +117,25 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
       }
       const claim = await signInClaim(c.env, token, csrf);
       const password = form.get("password");
-      // A new password is judged before the link is used: a short one leaves the link to try again.
-      if (password !== null && !acceptablePassword(password)) {
+      // A new password, and the second factor of a user who has one, are judged before the link is
+      // used: a short password or a wrong code leaves the link to try again.
+      let method: "email" | "email+otp" = "email";
+      if (password !== null) {
         const state = await inspectSignInLink(c, token, claim, now);
         if (state.outcome !== "live") return linkFailurePage(c, state.outcome, fallbackLocale, token);
         const locale = linkLocale(c, state);
-        const alert = MESSAGES[locale].newPassword.tooShort;
-        return newPasswordPage(c, 400, { token, csrf, locale, state, alert });
+        const page = { token, csrf, locale, state };
+        const text = MESSAGES[locale];
+        if (!acceptablePassword(password))
+          return newPasswordPage(c, 400, { ...page, alert: text.newPassword.tooShort });
+        if (state.secondFactor && state.userId !== null) {
+          // The mailbox alone sets no password of an account that has a second factor.
+          const checked = await checkSecondFactor(c, state.client, state.userId, form.get("code")?.trim() ?? "", now);
+          if (checked.outcome === "throttled")
+            return newPasswordPage(c, 429, { ...page, alert: text.signIn.throttled });
+          if (checked.outcome === "failed") return newPasswordPage(c, 401, { ...page, alert: text.secondFactor.wrong });
+          method = "email+otp";
+        }
       }
       const used = await useSignInLink(c, token, claim, now);
       if (used.outcome !== "used") return linkFailurePage(c, used.outcome, fallbackLocale, token);
@@ -140,7 +153,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
           client: { id: link.clientId, merchantId },
           lifetime: link.remember ? REMEMBERED_SESSION_LIFETIME : BROWSER_SESSION_LIFETIME,
           persistent: link.remember,
-          method: "email",
+          method,
         },
         now,
       );
@@ -150,7 +163,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
         merchantId,
         sessionHash: session.idHash,
         created: now,
-        method: "email" as const,
+        method,
         secondFactor: used.secondFactor,
       };
       const answer = await resumeAuthorization(c, link.authorization, pageLocale(link.locale, undefined), signedIn);
@@ -204,6 +217,12 @@ function newPasswordPage(
       <form method="post" action="/oauth/signin">
         <input type="hidden" name="token" value={page.token} />
         <input type="hidden" name="csrf" value={page.csrf} />
+        {page.state.secondFactor && (
+          <>
+            <label for="code">{MESSAGES[page.locale].secondFactor.code}</label>
+            <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="none" required />
+          </>
+        )}
         <label for="password">{text.password}</label>
         <input
           id="password"

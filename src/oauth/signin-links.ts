@@ -210,7 +210,7 @@ function withdrawInBackground(background: Background, db: Database, subject: str
 }
 
 export type LinkState =
-  | { outcome: "live"; link: SignInLink; client: ClientRecord; userId: number | null }
+  | { outcome: "live"; link: SignInLink; client: ClientRecord; userId: number | null; secondFactor: boolean }
   | { outcome: "invalid" | "expired" | "spent" };
 
 /**
@@ -227,7 +227,14 @@ export async function inspectSignInLink(
   const standing = await linkStanding(c, token, claim, now);
   if (standing.outcome !== "usable") return standing;
   const { link, parties } = standing;
-  return { outcome: "live", link, client: parties.client, userId: parties.owner?.user.id ?? null };
+  const owner = parties.owner;
+  return {
+    outcome: "live",
+    link,
+    client: parties.client,
+    userId: owner?.user.id ?? null,
+    secondFactor: owner?.secondFactor ?? false,
+  };
 }
 
 export type UsedLink =

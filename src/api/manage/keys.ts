@@ -223,19 +223,29 @@ async function resealPage(
   return changed.size + factors.length;
 }
 
-/** A page of authenticator secrets re-sealed under the current key; one that opens under neither is logged and left. */
+/**
+ * A page of authenticator secrets re-sealed under the current key, looking past those that open
+ * under neither key (logged and left: the user sets the authenticator up again) by a cursor.
+ */
 async function resealedTotpSecrets(c: Context<AppEnv>, tag: string) {
   const ring = keyRing(c.env);
-  const page = await totpSecretsUnderOtherKeys(c.get("db")(), tag, RESEAL_PAGE);
-  const resealed = await Promise.all(
-    page.map(async ({ userId, secretSealed }) => {
+  const resealed: { userId: number; was: string; sealed: string }[] = [];
+  let after = 0;
+  for (let page = 0; page < MAX_PAGES && resealed.length === 0; page++) {
+    const sealed = await totpSecretsUnderOtherKeys(c.get("db")(), tag, after, RESEAL_PAGE);
+    for (const { userId, secretSealed } of sealed) {
       try {
-        return { userId, was: secretSealed, sealed: await sealSecret(ring, await openSecret(ring, secretSealed)) };
+        resealed.push({
+          userId,
+          was: secretSealed,
+          sealed: await sealSecret(ring, await openSecret(ring, secretSealed)),
+        });
       } catch {
         console.error(`keys: the authenticator secret of user ${userId} opens under neither key`);
-        return null;
       }
-    }),
-  );
-  return resealed.filter((factor) => factor !== null);
+    }
+    if (sealed.length < RESEAL_PAGE) break;
+    after = sealed.at(-1)!.userId;
+  }
+  return resealed;
 }

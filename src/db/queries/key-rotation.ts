@@ -74,12 +74,13 @@ export function replaceClientValues(db: Database, id: string, was: ReplacedValue
     .where(and(eq(clients.id, id), ...unchanged));
 }
 
-/** Up to `limit` authenticator secrets sealed under another key. */
-export function totpSecretsUnderOtherKeys(db: Database, tag: string, limit: number) {
+/** Up to `limit` authenticator secrets sealed under another key, of users after `after`. */
+export function totpSecretsUnderOtherKeys(db: Database, tag: string, after: number, limit: number) {
   return db
     .select({ userId: totpFactors.userId, secretSealed: totpFactors.secretSealed })
     .from(totpFactors)
-    .where(notUnder(totpFactors.secretSealed, tag))
+    .where(and(notUnder(totpFactors.secretSealed, tag), gt(totpFactors.userId, after)))
+    .orderBy(totpFactors.userId)
     .limit(limit);
 }
 

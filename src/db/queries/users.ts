@@ -27,10 +27,10 @@ export type UserProfile = {
   connections: { clientId: string; merchantId: number }[];
 };
 
-/** The user who owns an e-mail address (primary or not), for password sign-in. */
 /** A user signing in, and whether the user has a second factor to give next. */
 export type SignInUser = UserRecord & { secondFactor: boolean };
 
+/** The user who owns an e-mail address (primary or not), for password sign-in. */
 export async function findUserByEmail(db: Database, email: string): Promise<SignInUser | undefined> {
   const row = await db
     .select({ user: users, factor: totpFactors.userId })

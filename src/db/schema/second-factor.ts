@@ -24,7 +24,7 @@ export const recoveryCodes = sqliteTable(
     userId: integer("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    /** The code's keyed hash (security/data-protection.ts); the code itself is shown once. */
+    /** SHA-256 of the user and the code (oauth/factors/recovery-codes.ts); the code itself is shown once. */
     codeHash: text("code_hash").notNull(),
     /** When it was used; a used code is kept so that the count of those left can be shown. */
     used: integer("used"),

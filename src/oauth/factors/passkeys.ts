@@ -26,11 +26,14 @@ import {
 /** What a page needs to offer a passkey: the options for the browser (JSON) and the sealed challenge. */
 export type PasskeyPrompt = { options: string; challenge: string };
 
-/** The login page's passkey prompt: any discoverable passkey; none where BASE_URL can have no passkeys. */
-export async function signInPrompt(env: Bindings): Promise<PasskeyPrompt | undefined> {
+/**
+ * A sign-in page's passkey prompt, for a page of `clientId`'s: any discoverable passkey; none where
+ * BASE_URL can have no passkeys.
+ */
+export async function signInPrompt(env: Bindings, clientId: string): Promise<PasskeyPrompt | undefined> {
   const rp = relyingParty(env);
   if (!rp) return undefined;
-  const { challenge, ticket } = await newChallenge(env, "sign-in", null);
+  const { challenge, ticket } = await newChallenge(env, "sign-in", null, clientId);
   return { options: JSON.stringify(requestOptions(rp, challenge)), challenge: ticket };
 }
 
@@ -39,11 +42,12 @@ export async function registrationPrompt(
   env: Bindings,
   db: Database,
   user: { id: number; uuid: string; email: string },
+  clientId: string,
 ): Promise<PasskeyPrompt | undefined> {
   const rp = relyingParty(env);
   if (!rp) return undefined;
   const [{ challenge, ticket }, existing] = await Promise.all([
-    newChallenge(env, "register", user.id),
+    newChallenge(env, "register", user.id, clientId),
     listPasskeys(db, user.id),
   ]);
   const options = creationOptions(rp, { handle: userHandle(user.uuid), name: user.email }, challenge, existing);

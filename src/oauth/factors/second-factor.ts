@@ -31,14 +31,25 @@ const ENROLMENT_LIFETIME_SECONDS = 600;
 const enrolmentSchema = z.object({ userId: z.number(), secret: z.string(), expires: z.number() });
 
 /**
- * A new secret for the user to enrol, the sealed ticket the enrolment page carries it in, and its
- * QR code, which names this service (BASE_URL's host) and the user's address in the app.
+ * The enrolment page's secret, the sealed ticket the page carries it in, and its QR code, which
+ * names this service (BASE_URL's host) and the user's address in the app: the secret of `shown`
+ * (the ticket of the page shown before, after a mistyped code) while it is live, else a new one.
  */
-export async function newEnrolment(env: Bindings, user: { id: number; email: string }, now: number) {
-  const secret = newTotpSecret();
-  const enrolment = { userId: user.id, secret, expires: now + ENROLMENT_LIFETIME_SECONDS };
-  const qrCode = qrCodeSvg(totpUri(secret, new URL(env.BASE_URL).host, user.email));
-  return { secret, qrCode, ticket: await sealSecret(keyRing(env), JSON.stringify(enrolment)) };
+export async function enrolment(
+  env: Bindings,
+  user: { id: number; email: string },
+  now: number,
+  shown?: string | null,
+) {
+  const live = shown ? await enrolmentSecret(env, shown, user.id, now) : null;
+  const secret = live ?? newTotpSecret();
+  const ticket = live
+    ? shown!
+    : await sealSecret(
+        keyRing(env),
+        JSON.stringify({ userId: user.id, secret, expires: now + ENROLMENT_LIFETIME_SECONDS }),
+      );
+  return { secret, ticket, qrCode: qrCodeSvg(totpUri(secret, new URL(env.BASE_URL).host, user.email)) };
 }
 
 /** The secret an enrolment ticket carries, when it is live and for `userId`; null for any other. */
@@ -52,7 +63,7 @@ async function enrolmentSecret(env: Bindings, ticket: string, userId: number, no
 }
 
 export type Enrolled =
-  | { outcome: "enrolled"; recoveryCodes: string[]; method: NonNullable<SignedIn["method"]> }
+  | { outcome: "enrolled"; recoveryCodes: string[] }
   /** The ticket is no live one of this user's: the page had expired. */
   | { outcome: "expired" }
   | { outcome: "wrong" }
@@ -96,7 +107,7 @@ export async function enrolSecondFactor(
     if (violatesUnique(error, "totp_factors.user_id")) return { outcome: "enrolled already" };
     throw error;
   }
-  return { outcome: "enrolled", recoveryCodes, method };
+  return { outcome: "enrolled", recoveryCodes };
 }
 
 export type SecondFactorCheck =

@@ -59,15 +59,20 @@ export type ChallengePurpose = "register" | "sign-in";
 const challengeSchema = z.object({
   challenge: z.string(),
   purpose: z.enum(["register", "sign-in"]),
+  /** The client whose page it is, in whose RateLimiter it is spent: no other client's page takes it. */
+  clientId: z.string(),
   userId: z.nullable(z.number()),
   expiresAt: z.number(),
 });
 type Challenge = z.infer<typeof challengeSchema>;
 
-/** A new challenge, and the sealed ticket the page carries it in: for `userId`'s registration, or any sign-in. */
-export async function newChallenge(env: Bindings, purpose: ChallengePurpose, userId: number | null) {
+/**
+ * A new challenge, and the sealed ticket the page carries it in: for `userId`'s registration, or
+ * any sign-in, on a page of `clientId`'s.
+ */
+export async function newChallenge(env: Bindings, purpose: ChallengePurpose, userId: number | null, clientId: string) {
   const challenge = randomToken();
-  const sealed: Challenge = { challenge, purpose, userId, expiresAt: Date.now() + CHALLENGE_LIFETIME_MS };
+  const sealed: Challenge = { challenge, purpose, userId, clientId, expiresAt: Date.now() + CHALLENGE_LIFETIME_MS };
   return { challenge, ticket: await sealSecret(keyRing(env), JSON.stringify(sealed)) };
 }
 
@@ -158,7 +163,7 @@ export async function verifyRegistration(
 ): Promise<{ outcome: "verified"; passkey: NewPasskey } | { outcome: "refused"; reason: PasskeyFailure }> {
   const checked = await refusals(async () => {
     const response = parsed(registrationSchema, credential);
-    const challenge = await openChallenge(c.env, ticket, "register", userId);
+    const challenge = await openChallenge(c.env, ticket, "register", userId, spendAt);
     const clientDataJSON = decoded(response.response.clientDataJSON);
     checkClientData(clientDataJSON, ClientDataType.Create, challenge, rp);
     const attestation = decoded(response.response.attestationObject);
@@ -211,7 +216,7 @@ export async function verifyAssertion(
 > {
   const checked = await refusals(async () => {
     const response = parsed(assertionSchema, credential);
-    const challenge = await openChallenge(c.env, ticket, "sign-in", null);
+    const challenge = await openChallenge(c.env, ticket, "sign-in", null, spendAt);
     const clientDataJSON = decoded(response.response.clientDataJSON);
     checkClientData(clientDataJSON, ClientDataType.Get, challenge, rp);
     const authData = decoded(response.response.authenticatorData);
@@ -266,6 +271,7 @@ async function openChallenge(
   ticket: string,
   purpose: ChallengePurpose,
   userId: number | null,
+  clientId: string,
 ): Promise<Challenge> {
   let challenge: Challenge;
   try {
@@ -273,7 +279,9 @@ async function openChallenge(
   } catch {
     throw new Refused("expired");
   }
-  if (challenge.purpose !== purpose || Date.now() >= challenge.expiresAt) throw new Refused("expired");
+  if (challenge.purpose !== purpose || challenge.clientId !== clientId || Date.now() >= challenge.expiresAt) {
+    throw new Refused("expired");
+  }
   if (challenge.userId !== userId) throw new Refused("wrong user");
   return challenge;
 }
