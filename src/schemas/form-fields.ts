@@ -6,18 +6,9 @@ import * as z from "zod/mini";
 import { parseDatetime } from "../http/datetime";
 import { RESERVED_PARAMETERS } from "../http/reserved-parameters";
 import { LIMITS } from "./limits";
+import { text } from "./text";
 
-const utf8 = new TextEncoder();
-
-/** Text of at most `max` bytes of UTF-8, well-formed; empty is null (the field cleared). */
-export const text = (max: number = LIMITS.text) =>
-  z.pipe(
-    z.string().check(
-      z.refine((value) => value.isWellFormed(), "not well-formed Unicode"),
-      z.refine((value) => utf8.encode(value).length <= max, `at most ${max} bytes of UTF-8`),
-    ),
-    z.transform((value) => (value === "" ? null : value)),
-  );
+export { text };
 
 /** A web address other clients may show as a link or an image: http or https only, never `javascript:`. */
 export const webAddress = z.pipe(

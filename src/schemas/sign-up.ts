@@ -6,7 +6,7 @@
  */
 import * as z from "zod/mini";
 import { birthdayProblem } from "../http/datetime";
-import { text } from "./form-fields";
+import { text } from "./text";
 import { GENDERS } from "./responses/user";
 
 /** Each client field the sign-up view takes, and the inputs it is made of. */
