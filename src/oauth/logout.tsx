@@ -20,7 +20,7 @@ import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
 import { type Locale, LOCALE_PARAMETER, pageLocale, uiLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
-import { renderPage } from "../pages/page";
+import { Alert, renderPage } from "../pages/page";
 import { queueLogoutNotices } from "../queues/logout-notices";
 import { MAX_PARAMETER_LENGTH, withResponseParameters } from "./authorization-request";
 import { redirectTo } from "./authorization-response";
@@ -162,11 +162,7 @@ async function confirmationPage(c: Context<AppEnv>, locale: Locale, back: Return
     : [];
   const body = (
     <>
-      {status === 403 && (
-        <p class="alert" role="alert">
-          {MESSAGES[locale].signIn.formExpired}
-        </p>
-      )}
+      {status === 403 && <Alert text={MESSAGES[locale].signIn.formExpired} />}
       <p>{text.text}</p>
       <form method="post" action="/oauth/logout">
         {fields.map(([name, value]) => value !== undefined && <input type="hidden" name={name} value={value} />)}

@@ -17,7 +17,7 @@ import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
 import { type Locale, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
-import { type PageStatus, renderPage } from "../pages/page";
+import { Alert, CodeInput, type PageStatus, renderPage } from "../pages/page";
 import { hashPassword } from "../security/password";
 import { auditEntry, type SignInClient } from "../events/audit";
 import { signOutUser } from "./sign-out";
@@ -209,20 +209,11 @@ function newPasswordPage(
     <>
       <p>{text.intro(page.state.client.name)}</p>
       <p>{MESSAGES[page.locale].confirmSignIn.account(page.state.link.email)}</p>
-      {page.alert && (
-        <p class="alert" role="alert">
-          {page.alert}
-        </p>
-      )}
+      <Alert text={page.alert} />
       <form method="post" action="/oauth/signin">
         <input type="hidden" name="token" value={page.token} />
         <input type="hidden" name="csrf" value={page.csrf} />
-        {page.state.secondFactor && (
-          <>
-            <label for="code">{MESSAGES[page.locale].secondFactor.code}</label>
-            <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="none" required />
-          </>
-        )}
+        {page.state.secondFactor && <CodeInput label={MESSAGES[page.locale].secondFactor.code} />}
         <label for="password">{text.password}</label>
         <input
           id="password"

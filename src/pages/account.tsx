@@ -9,6 +9,7 @@ import { formatDatetime } from "../http/datetime";
 import { PasskeyForm } from "./authorize";
 import type { Locale } from "./locale";
 import { MESSAGES } from "./messages";
+import { Alert, CodeInput } from "./page";
 
 export type AccountView = {
   locale: Locale;
@@ -49,11 +50,7 @@ export function AccountPage(props: AccountView) {
     <>
       <p>{text.signedInAs(props.email)}</p>
       {props.notice && <p role="status">{props.notice}</p>}
-      {props.alert && (
-        <p class="alert" role="alert">
-          {props.alert}
-        </p>
-      )}
+      <Alert text={props.alert} />
       {!props.fresh && <ConfirmForm {...props} />}
       <h2>{text.passkeys}</h2>
       {props.passkeys.length === 0 ? (
@@ -134,12 +131,7 @@ function ConfirmForm(props: AccountView) {
       <input type="hidden" name="csrf" value={props.csrf} />
       <label for="password">{text.signIn.password}</label>
       <input id="password" name="password" type="password" autocomplete="current-password" required />
-      {props.authenticator && (
-        <>
-          <label for="code">{text.secondFactor.code}</label>
-          <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="none" required />
-        </>
-      )}
+      {props.authenticator && <CodeInput label={text.secondFactor.code} />}
       <button type="submit" name="action" value="confirm">
         {text.account.confirm}
       </button>

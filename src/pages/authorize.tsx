@@ -11,6 +11,7 @@ import { SIGN_UP_GENDERS, type SignUpField, type SignUpInput } from "../schemas/
 import type { ClientField } from "../schemas/client-fields";
 import type { Locale } from "./locale";
 import { MESSAGES } from "./messages";
+import { Alert, CodeInput } from "./page";
 
 export type FormContext = {
   locale: Locale;
@@ -71,11 +72,7 @@ export function SignInForm(
   return (
     <>
       <p>{intro}</p>
-      {props.alert && (
-        <p class="alert" role="alert">
-          {props.alert}
-        </p>
-      )}
+      <Alert text={props.alert} />
       <form method="post" action="/oauth/authorize">
         <RequestFields {...props} />
         <label for="email">{text.email}</label>
@@ -310,28 +307,11 @@ export function SecondFactorForm(props: FormContext & { ticket: string; alert?: 
   return (
     <>
       <p>{text.intro}</p>
-      {props.alert && (
-        <p class="alert" role="alert">
-          {props.alert}
-        </p>
-      )}
+      <Alert text={props.alert} />
       <form method="post" action="/oauth/authorize">
         <RequestFields {...props} />
         <input type="hidden" name="factor" value={props.ticket} />
-        <label for="code">{text.code}</label>
-        <input
-          id="code"
-          name="code"
-          type="text"
-          autocomplete="one-time-code"
-          autocapitalize="none"
-          spellcheck={false}
-          aria-describedby="code-hint"
-          required
-        />
-        <p id="code-hint" class="hint">
-          {text.hint}
-        </p>
+        <CodeInput label={text.code} hint={text.hint} />
         <button type="submit" name="action" value="otp">
           {text.verify}
         </button>
@@ -359,11 +339,7 @@ export function EnrolForm(props: {
   return (
     <>
       <p>{text.enrolIntro(props.clientName)}</p>
-      {props.alert && (
-        <p class="alert" role="alert">
-          {props.alert}
-        </p>
-      )}
+      <Alert text={props.alert} />
       <div class="qr" role="img" aria-label={text.qrLabel} dangerouslySetInnerHTML={{ __html: props.qrCode }} />
       <p>
         {text.manual} <code class="key">{props.secret.match(/.{1,4}/g)!.join(" ")}</code>

@@ -11,6 +11,42 @@ import { PASSKEY_SCRIPT } from "./passkey-script";
 import { htmlLang, type Locale, LOCALES } from "./locale";
 import { MESSAGES } from "./messages";
 
+/** What went wrong, announced to screen readers (role=alert); nothing without a text. */
+export function Alert({ text }: { text?: string | undefined }) {
+  return text ? (
+    <p class="alert" role="alert">
+      {text}
+    </p>
+  ) : null;
+}
+
+/**
+ * The field of a second factor's code (an authenticator's, or a recovery code, so not numeric
+ * alone), which phones and password managers fill in as a one-time code.
+ */
+export function CodeInput({ label, hint }: { label: string; hint?: string | undefined }) {
+  return (
+    <>
+      <label for="code">{label}</label>
+      <input
+        id="code"
+        name="code"
+        type="text"
+        autocomplete="one-time-code"
+        autocapitalize="none"
+        spellcheck={false}
+        aria-describedby={hint ? "code-hint" : undefined}
+        required
+      />
+      {hint && (
+        <p id="code-hint" class="hint">
+          {hint}
+        </p>
+      )}
+    </>
+  );
+}
+
 /** Each locale's name in its own language. */
 const LANGUAGE_NAMES: Record<Locale, string> = { en_US: "English", nb_NO: "Norsk", sv_SE: "Svenska" };
 
