@@ -349,6 +349,14 @@ describe("signing in with a passkey", () => {
 });
 
 describe("the authenticator app on the account page", () => {
+  it("keeps the page's locale across its forms", async () => {
+    const { browser } = await signedIn();
+    const page = await expectPage(await browser.get("/oauth/account?locale=nb_NO"), 200, "Innloggingsmetoder");
+    const setUp = await browser.submit(page, { action: "set-up" });
+    const enrol = await expectPage(setUp, 200, "Slå på totrinnsbekreftelse");
+    expect(enrol).toContain('name="locale" value="nb_NO"');
+  });
+
   it("sets one up, renews the recovery codes, asks for its code to confirm, and turns it off", async () => {
     const { browser, user, userId } = await signedIn();
     const setUp = await browser.submit(await accountPage(browser), { action: "set-up" });

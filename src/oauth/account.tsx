@@ -16,7 +16,7 @@ import { auditEntry, type AuditRecord, type SignInClient, signInEntry } from "..
 import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
-import { AccountPage } from "../pages/account";
+import { AccountFields, AccountPage } from "../pages/account";
 import { EnrolForm, RecoveryCodes } from "../pages/authorize";
 import { LOCALE_PARAMETER, type Locale, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
@@ -250,7 +250,7 @@ async function setUp(account: Account, status: PageStatus, alert?: string, shown
       qrCode={page.qrCode}
       alert={alert}
     >
-      <input type="hidden" name="csrf" value={await csrfToken(c)} />
+      <AccountFields csrf={await csrfToken(c)} locale={locale} />
     </EnrolForm>
   );
   const title = MESSAGES[locale].secondFactor.enrolTitle;

@@ -31,10 +31,27 @@ export type AccountView = {
 
 const day = (time: number) => formatDatetime(time).slice(0, 10);
 
-function ActionForm(props: { csrf: string; action: string; label: string; secondary?: boolean; children?: Child }) {
+/** What every form of the account page posts: its CSRF token, and the page's locale, which the answer keeps. */
+export function AccountFields(props: { csrf: string; locale: Locale }) {
+  return (
+    <>
+      <input type="hidden" name="csrf" value={props.csrf} />
+      <input type="hidden" name="locale" value={props.locale} />
+    </>
+  );
+}
+
+function ActionForm(props: {
+  csrf: string;
+  locale: Locale;
+  action: string;
+  label: string;
+  secondary?: boolean;
+  children?: Child;
+}) {
   return (
     <form method="post" action="/oauth/account">
-      <input type="hidden" name="csrf" value={props.csrf} />
+      <AccountFields {...props} />
       {props.children}
       <button type="submit" name="action" value={props.action} class={props.secondary ? "secondary" : undefined}>
         {props.label}
@@ -62,7 +79,13 @@ export function AccountPage(props: AccountView) {
               <strong>{passkey.name}</strong>{" "}
               {text.passkeyUse(day(passkey.created), passkey.lastUsed === null ? null : day(passkey.lastUsed))}
               {props.fresh && (
-                <ActionForm csrf={props.csrf} action="remove-passkey" label={text.remove(passkey.name)} secondary>
+                <ActionForm
+                  csrf={props.csrf}
+                  locale={props.locale}
+                  action="remove-passkey"
+                  label={text.remove(passkey.name)}
+                  secondary
+                >
                   <input type="hidden" name="passkey" value={passkey.id} />
                 </ActionForm>
               )}
@@ -78,7 +101,7 @@ export function AccountPage(props: AccountView) {
           data-options={props.passkeyPrompt.options}
           hidden
         >
-          <input type="hidden" name="csrf" value={props.csrf} />
+          <AccountFields csrf={props.csrf} locale={props.locale} />
           <input type="hidden" name="action" value="add-passkey" />
           <input type="hidden" name="challenge" value={props.passkeyPrompt.challenge} />
           <input type="hidden" name="credential" value="" />
@@ -100,11 +123,11 @@ export function AccountPage(props: AccountView) {
       {props.fresh &&
         (props.authenticator ? (
           <>
-            <ActionForm csrf={props.csrf} action="renew-codes" label={text.newCodes} />
-            <ActionForm csrf={props.csrf} action="remove-factor" label={text.turnOff} secondary />
+            <ActionForm csrf={props.csrf} locale={props.locale} action="renew-codes" label={text.newCodes} />
+            <ActionForm csrf={props.csrf} locale={props.locale} action="remove-factor" label={text.turnOff} secondary />
           </>
         ) : (
-          <ActionForm csrf={props.csrf} action="set-up" label={text.setUp} />
+          <ActionForm csrf={props.csrf} locale={props.locale} action="set-up" label={text.setUp} />
         ))}
       {!props.fresh && props.passkeyPrompt && (
         <PasskeyForm
@@ -114,7 +137,7 @@ export function AccountPage(props: AccountView) {
           failed={signIn.passkeyFailed}
           autofill={props.passkeyAutofill}
         >
-          <input type="hidden" name="csrf" value={props.csrf} />
+          <AccountFields csrf={props.csrf} locale={props.locale} />
         </PasskeyForm>
       )}
     </>
@@ -128,7 +151,7 @@ function ConfirmForm(props: AccountView) {
   return (
     <form method="post" action="/oauth/account">
       <p>{text.account.confirmIntro}</p>
-      <input type="hidden" name="csrf" value={props.csrf} />
+      <AccountFields csrf={props.csrf} locale={props.locale} />
       <label for="password">{text.signIn.password}</label>
       <input id="password" name="password" type="password" autocomplete="current-password" required />
       {props.authenticator && <CodeInput label={text.secondFactor.code} />}
