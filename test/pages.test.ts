@@ -9,6 +9,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { users } from "../src/db/schema";
 import { Browser, expectPage, redirectParameters } from "./helpers/browser";
+import { fetchWith, faultyEnv } from "./helpers/faults";
+import { bearer, call, container, postForm, userTokenResponse } from "./helpers/http";
 import { mailbox } from "./helpers/mailbox";
 import { createClient, createUser } from "./helpers/seed";
 
@@ -29,10 +31,40 @@ async function brandedClient(overrides: Record<string, unknown> = {}) {
   });
 }
 
+const WEBVIEW = "https://test.example/webview";
+
+/** A session code for a branded web client, taken with a token of an app of the same merchant; `again` takes another. */
+async function webviewCode() {
+  const app = await createClient({ grantTypes: ["password"], autoApprove: true });
+  const web = await brandedClient({ redirectUris: [CALLBACK, WEBVIEW] });
+  const user = await createUser(nextUser++, { clients: [app.id] });
+  const { access_token } = await userTokenResponse(user, { ...app, redirectUris: [CALLBACK] });
+  const again = async () => {
+    const res = await postForm(
+      "/api/2/oauth/exchange",
+      { clientId: web.id, type: "session", redirectUri: WEBVIEW },
+      bearer(access_token),
+    );
+    return (await container(res)).data.code as string;
+  };
+  return { web, code: await again(), again };
+}
+
 const authorizePath = (clientId: string, extra: Record<string, string> = {}) =>
   `/oauth/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: CALLBACK, response_type: "code", state: "st-pages", ...extra })}`;
 
 const unescape = (href: string) => href.replace(/&amp;/g, "&");
+
+/** The page's language switch link to the locale of `hreflang` (sv-SE, nb-NO, en-US), if it has one. */
+function languageLink(page: string, hreflang: string): string | undefined {
+  const href = new RegExp(`<a href="([^"]+)" hreflang="${hreflang}">`).exec(page)?.[1];
+  return href === undefined ? undefined : unescape(href);
+}
+
+/** The page's way back to the client named `client`, parsed. */
+function wayBack(page: string, client = "Brand Shop"): URL {
+  return new URL(unescape(new RegExp(`<a href="([^"]+)">Back to ${client}</a>`).exec(page)![1]!));
+}
 
 afterEach(() => {
   vi.useRealTimers();
@@ -97,10 +129,14 @@ describe("the language switch", () => {
     );
     expect(login).toContain('<nav class="languages" aria-label="Språk">');
     expect(login).toContain('<span aria-current="page">Norsk</span>');
-    const swedish = /<a href="([^"]+)" hreflang="sv-SE">Svenska<\/a>/.exec(login)![1]!;
-    const switched = await expectPage(await new Browser().get(unescape(swedish)), 200, "Logga in");
+    expect(login).toContain('hreflang="sv-SE">Svenska</a>');
+    const swedish = languageLink(login, "sv-SE")!;
+    const switched = await expectPage(await new Browser().get(swedish), 200, "Logga in");
     expect(switched).toContain("Logga in för att fortsätta till Brand Shop.");
-    expect(unescape(swedish)).toContain(`client_id=${app.id}`);
+    expect(swedish).toContain(`client_id=${app.id}`);
+    // The account page asks for a sign-in first, in any of the three.
+    const account = await expectPage(await new Browser().get("/oauth/account?locale=nb_NO"), 401, "Innloggingsmetoder");
+    expect(languageLink(account, "sv-SE")).toBe("/oauth/account?locale=sv_SE");
   });
 });
 
@@ -119,9 +155,18 @@ describe("a way back to the client", () => {
     const link = await mail.link(user.email);
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 6 * 60_000 });
     const expired = await expectPage(await browser.get(link), 410, "This link has expired");
-    const back = new URL(unescape(/<a href="([^"]+)">Back to Brand Shop<\/a>/.exec(expired)![1]!));
+    const back = wayBack(expired);
     expect(`${back.origin}${back.pathname}`).toBe(FAILED);
     expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: "access_denied", state: "st-pages" });
+    // In the client's colours, and in the other languages.
+    expect(expired).toContain(`<img class="logo" src="${LOGO}"`);
+    expect(expired).toContain("button{background-color:#1f6f4a}");
+    const norwegian = await expectPage(
+      await browser.get(languageLink(expired, "nb-NO")!),
+      410,
+      "Denne lenken er utløpt",
+    );
+    expect(norwegian).toContain("Tilbake til Brand Shop");
   });
 
   it("from a request that cannot go back by redirect: the client's home page", async () => {
@@ -132,12 +177,130 @@ describe("a way back to the client", () => {
       "Sign-in cannot start",
     );
     expect(page).toContain('<a href="https://brand.example/">Back to Brand Shop</a>');
+    expect(page).toContain(`<img class="logo" src="${LOGO}"`);
+    // Its links carry nothing of the refused request on: no language switch, which would.
+    expect(page).not.toContain('class="languages"');
+    const swedish = await expectPage(
+      await new Browser().get(authorizePath(app.id, { redirect_uri: "https://elsewhere.example/cb", locale: "sv_SE" })),
+      400,
+      "Inloggningen kan inte starta",
+    );
+    expect(swedish).toContain("Tillbaka till Brand Shop");
+    expect(swedish).toContain(`<img class="logo" src="${LOGO}"`);
     const unknown = await expectPage(
       await new Browser().get(authorizePath("no-such-client")),
       400,
       "Sign-in cannot start",
     );
     expect(unknown).not.toContain("Back to");
+    expect(unknown).not.toContain('class="logo"');
+  });
+
+  it("from a webview code that opens nothing: the code's redirect URI with access_denied, in the client's colours", async () => {
+    const { code, again } = await webviewCode();
+    expect((await call(`/oauth/webview?code=${encodeURIComponent(code)}`, { redirect: "manual" })).status).toBe(303);
+    const replay = `/oauth/webview?code=${encodeURIComponent(code)}`;
+    const used = await expectPage(await call(replay), 410, "This link has already been used", { frameable: true });
+    const back = wayBack(used);
+    expect(`${back.origin}${back.pathname}`).toBe(WEBVIEW);
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({
+      error: "access_denied",
+      error_description: "The code has already been used",
+    });
+    expect(used).toContain(`<img class="logo" src="${LOGO}"`);
+    const swedish = languageLink(used, "sv-SE")!;
+    expect(swedish).toBe(`${replay}&locale=sv_SE`);
+    await expectPage(await call(swedish), 410, "Den här länken har redan använts", { frameable: true });
+
+    const late = await again();
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 31_000 });
+    const expired = await expectPage(
+      await call(`/oauth/webview?code=${encodeURIComponent(late)}`),
+      410,
+      "This link has expired",
+      {
+        frameable: true,
+      },
+    );
+    expect(wayBack(expired).searchParams.get("error_description")).toBe("The code has expired");
+    vi.useRealTimers();
+    // A code that is no code names no client.
+    const unknown = await expectPage(
+      await call(`/oauth/webview?code=${"A".repeat(43)}`),
+      400,
+      "This link does not work",
+      {
+        frameable: true,
+      },
+    );
+    expect(unknown).not.toContain("Back to");
+    expect(unknown).not.toContain('class="logo"');
+  });
+});
+
+describe("the webview's account switch", () => {
+  it("wears the client's colours and switches language without spending the code", async () => {
+    const first = await webviewCode();
+    const browser = new Browser();
+    expect((await browser.get(`/oauth/webview?code=${encodeURIComponent(first.code)}`)).status).toBe(303);
+    const second = await webviewCode();
+    const path = `/oauth/webview?code=${encodeURIComponent(second.code)}`;
+    const asked = await expectPage(await browser.get(path), 200, "Switch account?");
+    expect(asked).toContain(`<img class="logo" src="${LOGO}"`);
+    const norwegian = await expectPage(await browser.get(languageLink(asked, "nb-NO")!), 200, "Bytte konto?");
+    const switched = await browser.submit(norwegian, {});
+    expect(switched.status).toBe(303);
+    expect(switched.headers.get("Location")).toBe(WEBVIEW);
+  });
+});
+
+describe("the sign-out pages' language switch", () => {
+  it("links to the same sign-out, its return carried along and never the ID token hint", async () => {
+    const app = await brandedClient({ postLogoutRedirectUris: ["https://test.example/bye"] });
+    const user = await createUser(nextUser++, { clients: [app.id] });
+    const browser = new Browser();
+    const login = await expectPage(await browser.get(authorizePath(app.id)), 200, "Sign in");
+    const consent = await browser.submit(login, { action: "login", email: user.email, password: user.password });
+    expect(consent.status).toBe(303);
+    const query = new URLSearchParams({
+      client_id: app.id,
+      post_logout_redirect_uri: "https://test.example/bye",
+      state: "st-out",
+      id_token_hint: "not.a.token",
+    });
+    const asked = await expectPage(await browser.get(`/oauth/logout?${query}`), 200, "Sign out?");
+    const swedish = new URL(languageLink(asked, "sv-SE")!, "https://x");
+    expect(Object.fromEntries(swedish.searchParams)).toEqual({
+      client_id: app.id,
+      post_logout_redirect_uri: "https://test.example/bye",
+      state: "st-out",
+      locale: "sv_SE",
+    });
+    const svenska = await expectPage(await browser.get(`${swedish.pathname}${swedish.search}`), 200, "Logga ut?");
+    expect((await browser.submit(svenska, {})).headers.get("Location")).toBe("https://test.example/bye?state=st-out");
+
+    const out = await expectPage(await new Browser().get("/oauth/logout?locale=nb_NO"), 200, "Du er logget ut");
+    expect(languageLink(out, "en-US")).toBe("/oauth/logout?locale=en_US");
+  });
+});
+
+describe("the try-again page's language switch", () => {
+  it("links to the same address in another locale when a GET failed, and is absent after a form post", async () => {
+    const app = await brandedClient();
+    const { env: faulty } = faultyEnv({ DB: { kind: "outage" } });
+    const path = authorizePath(app.id, { locale: "sv_SE" });
+    const failed = await expectPage(await fetchWith(faulty, path), 503, "Vi kunde inte slutföra detta just nu");
+    const english = new URL(languageLink(failed, "en-US")!, "https://x");
+    expect(Object.fromEntries(english.searchParams)).toEqual({
+      ...Object.fromEntries(new URL(path, "https://x").searchParams),
+      locale: "en_US",
+    });
+    const posted = await fetchWith(faulty, "/oauth/logout", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ client_id: app.id, redirect_uri: CALLBACK, csrf: "x" }).toString(),
+    });
+    expect(await expectPage(posted, 503, "We could not finish this just now")).not.toContain('class="languages"');
   });
 });
 

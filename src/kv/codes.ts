@@ -98,12 +98,14 @@ export async function peekExchangeCode(
 
 /**
  * What spending a code came to: `spent` with what its redemption started. `replayed` carries the
- * grant its first redemption started, and whose.
+ * grant its first redemption started; it and `expired` carry the code's record (its client and
+ * redirect URI: the way back from the page that says so).
  */
 export type SpentCode<T> =
   | { outcome: "spent"; record: ExchangeCodeRecord; started: T }
-  | { outcome: "invalid" | "expired" | "redirect_mismatch" | "verifier_mismatch" }
-  | { outcome: "replayed"; grant: string | null; clientId: string };
+  | { outcome: "invalid" | "redirect_mismatch" | "verifier_mismatch" }
+  | { outcome: "expired"; record: ExchangeCodeRecord }
+  | { outcome: "replayed"; grant: string | null; record: ExchangeCodeRecord };
 
 /**
  * Spends a code of `want.type` (for `want.clientId` and `want.redirectUri` when given) by `start`,
@@ -147,9 +149,8 @@ export async function spendExchangeCode<T>(
     case "redeemed":
       return { outcome: "spent", record, started: redeemed.started };
     case "replayed":
-      return { ...redeemed, clientId: record.clientId };
     case "expired":
-      return redeemed;
+      return { ...redeemed, record };
   }
 }
 

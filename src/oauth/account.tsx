@@ -20,7 +20,7 @@ import { AccountFields, AccountPage } from "../pages/account";
 import { EnrolForm, RecoveryCodes } from "../pages/authorize";
 import { LOCALE_PARAMETER, type Locale, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
-import { type PageStatus, renderPage } from "../pages/page";
+import { type PageStatus, renderPage, sameAddressIn } from "../pages/page";
 import { hadSecondFactor, signedInRecently } from "./authentication-context";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { addPasskey, registrationPrompt, signInPrompt, signInWithPasskey } from "./factors/passkeys";
@@ -146,7 +146,12 @@ async function accountPage(
 
 function signInFirst(c: Context<AppEnv>, locale: Locale, status: PageStatus = 401): Promise<Response> {
   const text = MESSAGES[locale].account;
-  return renderPage(c, status, { locale, title: text.title, body: <p>{text.signInFirst}</p> });
+  return renderPage(
+    c,
+    status,
+    { locale, title: text.title, body: <p>{text.signInFirst}</p> },
+    { languages: sameAddressIn(c) },
+  );
 }
 
 /** The user's audit entry of a change made here, at the session's client. */

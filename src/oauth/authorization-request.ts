@@ -95,9 +95,13 @@ export type JudgedRequest =
   | { outcome: "redirect"; uri: string; state: string | undefined; failure: AuthorizationError }
   /**
    * A failure with no registered URI to send it to; `client` when the client is known, whose
-   * registered home page (`client_uri`) is then the page's way back.
+   * registered home page (`client_uri`) is then the page's way back, in its colours.
    */
-  | { outcome: "page"; failure: AuthorizationError; client?: Pick<ClientRecord, "name" | "clientUri"> };
+  | {
+      outcome: "page";
+      failure: AuthorizationError;
+      client?: Pick<ClientRecord, "name" | "clientUri" | "css" | "logoUri">;
+    };
 
 export async function judgeAuthorizationRequest(
   env: Bindings,

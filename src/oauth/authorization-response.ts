@@ -6,9 +6,11 @@
  * The page that receives it must not leak the code, so no referrer goes along.
  */
 import type { Context } from "hono";
+import { type ClientRecord, findClient } from "../db/queries/clients";
 import type { AppEnv } from "../env";
 import { createExchangeCode, type ExchangeCodeRecord } from "../kv/codes";
 import { withResponseParameters } from "./authorization-request";
+import { isRegisteredRedirectUri } from "./redirect-uri";
 
 export type CodeGrant = Pick<
   ExchangeCodeRecord,
@@ -61,6 +63,23 @@ export function errorLocation(
     state,
     iss: issuer,
   });
+}
+
+/**
+ * The way back to a client from a page where its flow ended: `uri` with `error` (and `state`),
+ * while `uri` is still registered for the client; none for a client that is gone or a URI it no
+ * longer has. The client comes along for the page's branding.
+ */
+export async function clientWayBack(
+  c: Context<AppEnv>,
+  clientId: string,
+  uri: string,
+  failure: { error: string; description: string },
+  state?: string,
+): Promise<{ client: ClientRecord; href: string } | undefined> {
+  const client = await findClient(c.get("db")(), clientId);
+  if (!client || !isRegisteredRedirectUri(client.redirectUris, uri, client.publicClient)) return undefined;
+  return { client, href: errorLocation(c.env.BASE_URL, uri, failure, state) };
 }
 
 /** A 303 that is never cached and carries no referrer (the URL it leaves may hold a code). */

@@ -594,30 +594,38 @@ function failed(
 
 /**
  * A request that cannot go back to its client: nowhere registered to send the error. The way back
- * is the client's registered home page (`client_uri`), where the client is known and has one.
+ * is the client's registered home page (`client_uri`), where the client is known and has one; the
+ * page wears the client's colours where it is known. It has no language switch: its links would
+ * carry the refused request (an unregistered redirect URI among it) on, and the page echoes none
+ * of it.
  */
 function requestInvalidPage(
   c: Context<AppEnv>,
   locale: Locale,
   error = "invalid_request",
-  client?: { name: string; clientUri: string | null },
+  client?: { name: string; clientUri: string | null; css: Record<string, unknown>; logoUri: string | null },
 ): Promise<Response> {
   const text = MESSAGES[locale];
-  return renderPage(c, 400, {
-    locale,
-    title: text.requestInvalid.title,
-    body: (
-      <>
-        <p>{text.requestInvalid.text}</p>
-        <p>
-          <code>{error}</code>
-        </p>
-        {client?.clientUri && (
+  return renderPage(
+    c,
+    400,
+    {
+      locale,
+      title: text.requestInvalid.title,
+      body: (
+        <>
+          <p>{text.requestInvalid.text}</p>
           <p>
-            <a href={client.clientUri}>{text.backTo(client.name)}</a>
+            <code>{error}</code>
           </p>
-        )}
-      </>
-    ),
-  });
+          {client?.clientUri && (
+            <p>
+              <a href={client.clientUri}>{text.backTo(client.name)}</a>
+            </p>
+          )}
+        </>
+      ),
+    },
+    client && clientBranding(client),
+  );
 }

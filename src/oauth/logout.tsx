@@ -150,33 +150,53 @@ async function registeredReturn(c: Context<AppEnv>, request: Request): Promise<R
   return { request, location };
 }
 
+/** The return a sign-out page carries on, as its form's fields (and its language links' query). */
+function returnFields(back: Return): [string, string][] {
+  if (!back) return [];
+  const { clientId, postLogoutRedirectUri, redirectUri, state } = back.request;
+  const fields: [string, string | undefined][] = [
+    ["client_id", clientId],
+    ["post_logout_redirect_uri", postLogoutRedirectUri],
+    ["redirect_uri", postLogoutRedirectUri === undefined ? redirectUri : undefined],
+    ["state", state],
+  ];
+  return fields.filter((field): field is [string, string] => field[1] !== undefined);
+}
+
+/**
+ * The sign-out pages in another locale: a GET of /oauth/logout with the return they carry on, and
+ * never an `id_token_hint`, so that following the link asks again rather than signing out.
+ */
+function signOutIn(back: Return) {
+  return (locale: Locale) => `/oauth/logout?${new URLSearchParams([...returnFields(back), ["locale", locale]])}`;
+}
+
 async function confirmationPage(c: Context<AppEnv>, locale: Locale, back: Return, status: 200 | 403) {
   const text = MESSAGES[locale].signOut;
-  const fields: [string, string | undefined][] = back
-    ? [
-        ["client_id", back.request.clientId],
-        ["post_logout_redirect_uri", back.request.postLogoutRedirectUri],
-        ["redirect_uri", back.request.postLogoutRedirectUri === undefined ? back.request.redirectUri : undefined],
-        ["state", back.request.state],
-      ]
-    : [];
   const body = (
     <>
       {status === 403 && <Alert text={MESSAGES[locale].signIn.formExpired} />}
       <p>{text.text}</p>
       <form method="post" action="/oauth/logout">
-        {fields.map(([name, value]) => value !== undefined && <input type="hidden" name={name} value={value} />)}
+        {returnFields(back).map(([name, value]) => (
+          <input type="hidden" name={name} value={value} />
+        ))}
         <input type="hidden" name="locale" value={locale} />
         <input type="hidden" name="csrf" value={await csrfToken(c)} />
         <button type="submit">{text.confirm}</button>
       </form>
     </>
   );
-  return renderPage(c, status, { locale, title: text.title, body }, { redirectsTo: back ? [back.location] : [] });
+  return renderPage(
+    c,
+    status,
+    { locale, title: text.title, body },
+    { redirectsTo: back ? [back.location] : [], languages: signOutIn(back) },
+  );
 }
 
 function signedOut(c: Context<AppEnv>, locale: Locale, back: Return) {
   if (back) return redirectTo(c, back.location);
   const { title, text } = MESSAGES[locale].signedOut;
-  return renderPage(c, 200, { locale, title, body: <p>{text}</p> });
+  return renderPage(c, 200, { locale, title, body: <p>{text}</p> }, { languages: signOutIn(null) });
 }

@@ -89,7 +89,7 @@ export const signinConfirmationRoutes = new Hono<AppEnv>()
         {
           redirectsTo: redirectTargets(state.link),
           ...clientBranding(state.client),
-          languages: (other) => `/oauth/signin?${new URLSearchParams({ token, locale: other })}`,
+          languages: (other) => linkPage(token, other),
         },
       );
     },
@@ -253,13 +253,21 @@ function linkLocale(c: Context<AppEnv>, state: LinkState): Locale {
   return pageLocale(requested, c.req.header("Accept-Language"));
 }
 
+/** The link's page in `locale`. */
+function linkPage(token: string, locale: Locale): string {
+  return `/oauth/signin?${new URLSearchParams({ token, locale })}`;
+}
+
 const FAILURES = {
   invalid: "The sign-in link is not valid",
   expired: "The sign-in link has expired",
   spent: "The sign-in link no longer works",
 };
 
-/** A link that cannot sign in: what became of it, and the way back to its client where it is known. */
+/**
+ * A link that cannot sign in: what became of it, and the way back to its client where it is known,
+ * in the client's colours.
+ */
 async function linkFailurePage(
   c: Context<AppEnv>,
   outcome: "invalid" | "expired" | "spent",
@@ -275,10 +283,18 @@ async function linkFailurePage(
       <p>{body}</p>
       {back && (
         <p>
-          <a href={back.href}>{text.backTo(back.client)}</a>
+          <a href={back.href}>{text.backTo(back.client.name)}</a>
         </p>
       )}
     </>
   );
-  return renderPage(c, outcome === "invalid" ? 400 : 410, { locale, title, body: page });
+  return renderPage(
+    c,
+    outcome === "invalid" ? 400 : 410,
+    { locale, title, body: page },
+    {
+      ...(back && clientBranding(back.client)),
+      languages: token === undefined ? undefined : (other) => linkPage(token, other),
+    },
+  );
 }

@@ -54,7 +54,7 @@ import { MAIL_SENDING_SECONDS, sendMail } from "../mail/mailer";
 import { CALL_DEADLINE_MS } from "../platform/calls";
 import type { Locale } from "../pages/locale";
 import { RESET_MAIL, SIGNIN_MAIL } from "../pages/messages";
-import { errorLocation } from "./authorization-response";
+import { clientWayBack } from "./authorization-response";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import { emailLookupKey } from "../schemas/email-address";
 import type { SignUpProfile } from "../schemas/sign-up";
@@ -406,13 +406,11 @@ export async function linkWayBack(
   c: Context<AppEnv>,
   token: string,
   description: string,
-): Promise<{ client: string; href: string } | undefined> {
+): Promise<{ client: ClientRecord; href: string } | undefined> {
   const found = token.length <= MAX_TOKEN_LENGTH ? await findSignInLink(c.env, token) : null;
   if (!found) return undefined;
   const { link } = found;
-  const client = await findClient(c.get("db")(), link.clientId);
   const uri = link.authorization.failure_redirect_uri ?? link.redirectUri;
-  if (!client || !isRegisteredRedirectUri(client.redirectUris, uri, client.publicClient)) return undefined;
   const failure = { error: "access_denied", description };
-  return { client: client.name, href: errorLocation(c.env.BASE_URL, uri, failure, link.authorization.state) };
+  return clientWayBack(c, link.clientId, uri, failure, link.authorization.state);
 }

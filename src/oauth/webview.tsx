@@ -6,7 +6,7 @@
  * redirect URI, signed in, its previous session (if any) ended. The code is spent once that
  * session is written, so a fault before leaves it to the webview's retry, and the session's cookie
  * is set only once the code is spent, so that no 503 carries it. A bad, expired or used
- * code gets a page saying so, never a session; a replayed code also ends the session its first use
+ * code gets a page saying so, never a session, and for a known code a way back to its client; a replayed code also ends the session its first use
  * started; one opened while another open of it is under way is told to try again (503). HEAD is
  * refused, so that link previews do not spend the code.
  *
@@ -25,10 +25,11 @@ import { describeRoute } from "../http/container";
 import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
 import { type ExchangeCodeRecord, peekExchangeCode, spendExchangeCode } from "../kv/codes";
+import { clientBranding } from "../pages/client-style";
 import { type Locale, LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
-import { renderPage } from "../pages/page";
-import { redirectTo } from "./authorization-response";
+import { renderPage, sameAddressIn } from "../pages/page";
+import { clientWayBack, redirectTo } from "./authorization-response";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { isRegisteredRedirectUri } from "./redirect-uri";
 import {
@@ -61,7 +62,7 @@ export const webviewRoutes = new Hono<AppEnv>()
       const locale = pageLocale(c.req.query("locale"), c.req.header("Accept-Language"));
       const codes = c.req.queries("code") ?? [];
       const [code] = codes;
-      if (codes.length !== 1 || !code || code.length > MAX_CODE_LENGTH) return failurePage(c, locale, 400);
+      if (codes.length !== 1 || !code || code.length > MAX_CODE_LENGTH) return failurePage(c, locale, "invalid");
       const switchPage = await accountSwitchPage(c, code, locale);
       return switchPage ?? openSession(c, code, locale);
     },
@@ -77,12 +78,12 @@ export const webviewRoutes = new Hono<AppEnv>()
     }),
     async (c) => {
       const fallback = pageLocale(undefined, c.req.header("Accept-Language"));
-      if (!isForm(c.req.header("Content-Type"))) return failurePage(c, fallback, 400);
+      if (!isForm(c.req.header("Content-Type"))) return failurePage(c, fallback, "invalid");
       const form = new URLSearchParams(await c.req.text());
       const locale = pageLocale(form.get("locale") ?? undefined, c.req.header("Accept-Language"));
       const code = form.get("code") ?? "";
       if (!code || code.length > MAX_CODE_LENGTH || !(await csrfTokenValid(c, form.get("csrf")))) {
-        return failurePage(c, locale, 400);
+        return failurePage(c, locale, "invalid");
       }
       return openSession(c, code, locale);
     },
@@ -98,7 +99,11 @@ async function accountSwitchPage(c: Context<AppEnv>, code: string, locale: Local
   if (!session) return null;
   const record = await peekExchangeCode(c.env, code, "session", c.get("timing"));
   if (!record || record.userId === session.userId) return null;
-  const emails = await findPrimaryEmails(c.get("db")(), [session.userId, record.userId]);
+  const db = c.get("db")();
+  const [emails, client] = await Promise.all([
+    findPrimaryEmails(db, [session.userId, record.userId]),
+    findClient(db, record.clientId),
+  ]);
   const text = MESSAGES[locale].accountSwitch;
   const body = (
     <>
@@ -113,7 +118,12 @@ async function accountSwitchPage(c: Context<AppEnv>, code: string, locale: Local
       <p>{text.cancel}</p>
     </>
   );
-  return renderPage(c, 200, { locale, title: text.title, body }, { redirectsTo: [record.redirectUri] });
+  return renderPage(
+    c,
+    200,
+    { locale, title: text.title, body },
+    { ...(client && clientBranding(client)), redirectsTo: [record.redirectUri], languages: sameAddressIn(c) },
+  );
 }
 
 /** Spends the code and starts its user's session, ending the browser's previous one. */
@@ -127,14 +137,14 @@ async function openSession(c: Context<AppEnv>, code: string, locale: Locale): Pr
     case "invalid":
     case "redirect_mismatch":
     case "verifier_mismatch":
-      return failurePage(c, locale, 400);
+      return failurePage(c, locale, "invalid");
     case "expired":
-      return failurePage(c, locale, 410, "expired");
+      return failurePage(c, locale, "expired", spent.record);
     case "replayed":
       if (spent.grant) await revokeSession(c.get("db")(), spent.grant, now);
-      return failurePage(c, locale, 410, "used");
+      return failurePage(c, locale, "used", spent.record);
   }
-  if (!spent.started) return failurePage(c, locale, 400);
+  if (!spent.started) return failurePage(c, locale, "refused", spent.record);
   await setSessionCookie(c, session, WEBVIEW_SESSION);
   return redirectTo(c, spent.record.redirectUri);
 }
@@ -164,8 +174,42 @@ async function writeWebviewSession(
   return true;
 }
 
-function failurePage(c: Context<AppEnv>, locale: Locale, status: 400 | 410, reason?: "expired" | "used") {
+/** Why a code opened no session: the `error_description` of the way back to its client. */
+const FAILURES = {
+  invalid: "The code is invalid",
+  expired: "The code has expired",
+  used: "The code has already been used",
+  refused: "The user or the client may no longer sign in",
+};
+
+/**
+ * A code that opened no session: what became of it and, for a code that is known, the way back to
+ * its client (its redirect URI, with `access_denied`), in the client's colours.
+ */
+async function failurePage(
+  c: Context<AppEnv>,
+  locale: Locale,
+  reason: keyof typeof FAILURES,
+  record?: ExchangeCodeRecord,
+): Promise<Response> {
   const text = MESSAGES[locale];
   const message = reason === "expired" ? text.linkExpired : reason === "used" ? text.linkUsed : text.linkInvalid;
-  return renderPage(c, status, { locale, title: message.title, body: <p>{message.text}</p> }, { frameable: true });
+  const failure = { error: "access_denied", description: FAILURES[reason] };
+  const back = record && (await clientWayBack(c, record.clientId, record.redirectUri, failure));
+  const body = (
+    <>
+      <p>{message.text}</p>
+      {back && (
+        <p>
+          <a href={back.href}>{text.backTo(back.client.name)}</a>
+        </p>
+      )}
+    </>
+  );
+  return renderPage(
+    c,
+    reason === "expired" || reason === "used" ? 410 : 400,
+    { locale, title: message.title, body },
+    { frameable: true, ...(back && clientBranding(back.client)), languages: sameAddressIn(c) },
+  );
 }

@@ -71,6 +71,19 @@ function LanguageSwitch({ locale, href }: { locale: Locale; href: (locale: Local
   );
 }
 
+/**
+ * The language switch of a page that a GET answered: the same address in another locale. None for
+ * a page that answers a form post, which a link cannot send again.
+ */
+export function sameAddressIn(c: Context<AppEnv>): ((locale: Locale) => string) | undefined {
+  if (c.req.method !== "GET") return undefined;
+  return (locale) => {
+    const url = new URL(c.req.url);
+    url.searchParams.set("locale", locale);
+    return `${url.pathname}${url.search}`;
+  };
+}
+
 const STYLE =
   "body{font:1rem/1.5 system-ui,sans-serif;max-width:32rem;margin:0 auto;padding:1.5rem;color:#1a1a1a}" +
   "h1{font-size:1.5rem;margin:0 0 1rem}" +

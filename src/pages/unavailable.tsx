@@ -5,7 +5,7 @@ import type { TryAgainLater } from "../errors";
 import { isForm } from "../http/media-type";
 import { pageLocale } from "./locale";
 import { MESSAGES } from "./messages";
-import { renderPage } from "./page";
+import { renderPage, sameAddressIn } from "./page";
 
 /** The pages a person's browser opens (their 503 is a page, not a JSON body). */
 const BROWSER_PAGES = new Set(["/oauth/authorize", "/oauth/signin", "/oauth/webview", "/oauth/logout", "/logout"]);
@@ -19,5 +19,10 @@ export async function renderUnavailablePage(c: Context<AppEnv>, err: TryAgainLat
   const requested = c.req.query("locale") ?? form?.get("locale");
   const locale = pageLocale(typeof requested === "string" ? requested : undefined, c.req.header("Accept-Language"));
   const text = MESSAGES[locale].unavailable;
-  return renderPage(c, 503, { locale, title: text.title, body: <p>{text.text}</p> }, { headers: err.headers });
+  return renderPage(
+    c,
+    503,
+    { locale, title: text.title, body: <p>{text.text}</p> },
+    { headers: err.headers, languages: sameAddressIn(c) },
+  );
 }
