@@ -13,15 +13,17 @@
  * The timed load goes to the service as production runs it (no Server-Timing), in ROUNDS rounds
  * alternating with the baseline; the figures only Server-Timing gives come from its development
  * twin on the same state, in passes of their own.
- * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load. Everything it
- * starts is stopped before it exits.
+ * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load; BENCH_ROUTES
+ * (comma-separated words, such as `refresh,status`) loads only the routes whose label has one of
+ * them, and the user searches only when one of them is `users`. Everything it starts is stopped
+ * before it exits.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { LoadMeter } from "./lib/bench/measure";
-import { CONNECTIONS, ROUNDS, SECONDS } from "./lib/bench/plan";
+import { CONNECTIONS, ROUNDS, ROUTE_FILTER, SECONDS } from "./lib/bench/plan";
 import { printBundleSize, printRouteTable, printUserSearchTable } from "./lib/bench/report";
 import { benchRoutes } from "./lib/bench/routes";
 import { benchUserSearch } from "./lib/bench/user-search";
@@ -42,7 +44,9 @@ try {
     `Load: ${SECONDS}s per route and worker in ${ROUNDS} alternating rounds, ${CONNECTIONS} connections, autocannon from Node.\n`,
   );
   printRouteTable(await benchRoutes(meter, targets));
-  printUserSearchTable(await benchUserSearch(runtime, secrets.DATA_PROTECTION_KEY, meter, targets));
+  if (ROUTE_FILTER.length === 0 || ROUTE_FILTER.includes("users")) {
+    printUserSearchTable(await benchUserSearch(runtime, secrets.DATA_PROTECTION_KEY, meter, targets));
+  }
   await printBundleSize(started.serviceScript);
 } finally {
   await runtime?.dispose();

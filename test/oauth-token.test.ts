@@ -272,7 +272,8 @@ describe("password", () => {
       is_admin: false,
     });
     const refresh = body.refresh_token as string;
-    expect(refresh).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Its grant's family, then 256 random bits (src/oauth/refresh-tokens.ts).
+    expect(refresh).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
     const rows = await openDatabase(env.DB).select().from(refreshTokens).all();
     expect(JSON.stringify(rows)).not.toContain(refresh);
     const hashed = await protectSecret(keyRing(env), refresh);

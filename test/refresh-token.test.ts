@@ -1,9 +1,11 @@
 import { env } from "cloudflare:workers";
-import { eq, inArray } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { refreshTokens } from "../src/db/schema";
-import { refreshTokenForms, ROTATION_GRACE_SECONDS } from "../src/oauth/refresh-tokens";
+import { ROTATED_TOKENS_KEPT } from "../src/db/queries/refresh-tokens";
+import { newRefreshTokenFamily, ROTATION_GRACE_SECONDS } from "../src/oauth/refresh-tokens";
+import { keyRing, protectSecret } from "../src/security/data-protection";
 import { basicAuth, bearer, call, postForm, userTokenResponse } from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
@@ -52,6 +54,10 @@ async function signedIn(client: Awaited<ReturnType<typeof newClient>>) {
   const user = await createUser(nextUser++, { clients: [client.id] });
   return { user, tokens: await userTokenResponse(user, client) };
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("grant_type=refresh_token", () => {
   it("answers a new access token and a new refresh token for the same user", async () => {
@@ -188,11 +194,7 @@ describe("grant_type=refresh_token: the grace window", () => {
     const { tokens } = await signedIn(client);
     const first = tokens.refresh_token as string;
     const second = await refreshed(client, first);
-    const windowAgo = Math.floor(Date.now() / 1000) - ROTATION_GRACE_SECONDS;
-    await openDatabase(env.DB)
-      .update(refreshTokens)
-      .set({ revoked: windowAgo, rotated: windowAgo })
-      .where(inArray(refreshTokens.tokenHash, await refreshTokenForms(env, first)));
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ROTATION_GRACE_SECONDS * 1000 });
     await expectInvalidGrant(await refresh(client, first));
     await expectInvalidGrant(await refresh(client, second.refresh_token));
     await expectRevoked(second.access_token);
@@ -223,5 +225,107 @@ describe("grant_type=refresh_token: the grace window", () => {
       error: "invalid_grant",
       error_description: "The user account is blocked",
     });
+  });
+});
+
+describe("grant_type=refresh_token: a grant rotated in its row", () => {
+  it("keeps one row per grant, whatever the number of rotations", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    let current = tokens.refresh_token as string;
+    for (let i = 0; i < 3; i++) current = (await refreshed(client, current)).refresh_token;
+    const rows = await openDatabase(env.DB)
+      .select()
+      .from(refreshTokens)
+      .where(eq(refreshTokens.clientId, client.id))
+      .all();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.previousHashes).toHaveLength(3);
+    expect(rows[0]!.tokenHash).toBe(await protectSecret(keyRing(env), current));
+  });
+
+  it(`finds any of the grant's last ${ROTATED_TOKENS_KEPT} tokens presented again as reuse`, async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const issued = [tokens.refresh_token as string];
+    for (let i = 0; i < ROTATED_TOKENS_KEPT; i++) issued.push((await refreshed(client, issued.at(-1)!)).refresh_token);
+    const latest = await refreshed(client, issued.at(-1)!);
+    // One rotation past the list, the first token is only refused; the second is still kept.
+    await expectInvalidGrant(await refresh(client, issued[0]!));
+    expect(await introspect(client, latest.refresh_token)).toMatchObject({ active: true });
+    await expectInvalidGrant(await refresh(client, issued[1]!));
+    await expectRevoked(latest.access_token);
+    expect(await introspect(client, latest.refresh_token)).toEqual({ active: false });
+  });
+
+  it("revokes nothing for a token that names a grant but is none of its tokens: no stranger ends a grant", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const real = tokens.refresh_token as string;
+    const family = real.slice(0, real.indexOf("."));
+    await expectInvalidGrant(await refresh(client, `${family}.${"A".repeat(43)}`));
+    const revoked = await postForm("/oauth/revoke", { token: `${family}.forged` }, basicAuth(client.id, client.secret));
+    expect(revoked.status).toBe(200);
+    const next = await refreshed(client, real);
+    expect(await introspect(client, next.refresh_token)).toMatchObject({ active: true });
+    // One of its last tokens is no longer live, and revokes the grant when revoked.
+    expect(await introspect(client, real)).toEqual({ active: false });
+    expect((await postForm("/oauth/revoke", { token: real }, basicAuth(client.id, client.secret))).status).toBe(200);
+    await expectInvalidGrant(await refresh(client, next.refresh_token));
+  });
+
+  it("refuses a scope wider than the grant's before anything is written: the token still rotates", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const res = await postForm(
+      "/oauth/token",
+      { grant_type: "refresh_token", refresh_token: tokens.refresh_token as string, scope: "openid" },
+      basicAuth(client.id, client.secret),
+    );
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_scope" });
+    // Refused before anything was written: the token still rotates.
+    expect((await refresh(client, tokens.refresh_token as string)).status).toBe(200);
+  });
+});
+
+describe("grant_type=refresh_token: a token of the earlier form (a row each)", () => {
+  /** A refresh token as issued before rotation in place: a secret alone, its own row. */
+  async function earlierToken(client: Awaited<ReturnType<typeof newClient>>) {
+    const { user } = await signedIn(client);
+    const token = crypto.randomUUID().replace(/-/g, "") + "abcdefghijk";
+    const now = Math.floor(Date.now() / 1000);
+    await openDatabase(env.DB)
+      .insert(refreshTokens)
+      .values({
+        tokenHash: await protectSecret(keyRing(env), token),
+        clientId: client.id,
+        userId: Number(user.row.userId),
+        family: newRefreshTokenFamily(),
+        created: now,
+        expires: now + 3600,
+      });
+    return token;
+  }
+
+  it("rotates into a token of the new form, answers again within the window, and finds reuse after it", async () => {
+    const client = await newClient();
+    const earlier = await earlierToken(client);
+    const first = await refreshed(client, earlier);
+    expect(first.refresh_token).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+    const again = await refreshed(client, earlier);
+    expect(await introspect(client, first.refresh_token)).toEqual({ active: false });
+    const next = await refreshed(client, again.refresh_token);
+    // Its successor has been used: the earlier token presented again is reuse.
+    await expectInvalidGrant(await refresh(client, earlier));
+    await expectRevoked(next.access_token);
+  });
+
+  it("is introspected and revoked as before", async () => {
+    const client = await newClient();
+    const earlier = await earlierToken(client);
+    expect(await introspect(client, earlier)).toMatchObject({ active: true, token_use: "refresh" });
+    expect((await postForm("/oauth/revoke", { token: earlier }, basicAuth(client.id, client.secret))).status).toBe(200);
+    await expectInvalidGrant(await refresh(client, earlier));
   });
 });

@@ -6,23 +6,24 @@ import { appClient, BASE, basicAuth, bearer, call, postForm, serverToken, webCli
 import { createUser } from "./helpers/seed";
 
 const TIMING =
-  /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read(?:, (\d+) without a row count)?", do;dur=([\d.]+);desc="(\d+) calls?", total;dur=([\d.]+)$/;
+  /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read, (\d+) written(?:, (\d+) without a row count)?", do;dur=([\d.]+);desc="(\d+) calls?", total;dur=([\d.]+)$/;
 
 describe("Server-Timing (development and staging only)", () => {
   it("reports D1 queries and rows read, the Durable Object and the total of an API call", async () => {
     const res = await call("/api/2/users?limit=2", { headers: bearer(await serverToken()) });
     expect(res.status).toBe(200);
-    const [, queries, rowsRead, uncounted] = TIMING.exec(res.headers.get("Server-Timing") ?? "") ?? [];
+    const [, queries, rowsRead, written, uncounted] = TIMING.exec(res.headers.get("Server-Timing") ?? "") ?? [];
     // The page (one query), then its users' profiles (one batch of six).
     expect(Number(queries)).toBe(7);
     expect(Number(rowsRead)).toBeGreaterThan(0);
+    expect(Number(written)).toBe(0);
     expect(uncounted).toBeUndefined();
   });
 
   it("reports no D1 or Durable Object work for the status endpoint, and errors too", async () => {
     const status = await call("/api/2/status");
     expect(status.headers.get("Server-Timing")).toMatch(
-      /^d1;dur=0\.0;desc="0 queries, 0 rows read", do;dur=0\.0;desc="0 calls", /,
+      /^d1;dur=0\.0;desc="0 queries, 0 rows read, 0 written", do;dur=0\.0;desc="0 calls", /,
     );
     const refused = await call("/api/2/users", { headers: bearer("not-a-token") });
     expect(refused.status).toBe(401);
@@ -30,7 +31,7 @@ describe("Server-Timing (development and staging only)", () => {
   });
 
   it("counts every Durable Object call a request waits on, not only the admission", async () => {
-    const doCalls = (res: Response) => Number(TIMING.exec(res.headers.get("Server-Timing") ?? "")?.[5]);
+    const doCalls = (res: Response) => Number(TIMING.exec(res.headers.get("Server-Timing") ?? "")?.[6]);
     const user = await createUser(990_001);
     const signIn = (password: string) =>
       postForm(
@@ -61,6 +62,32 @@ describe("Server-Timing (development and staging only)", () => {
     const revoked = await postForm("/oauth/revoke", { token }, basicAuth(webClient.id, webClient.secret));
     expect(revoked.status).toBe(200);
     expect(doCalls(revoked)).toBe(1);
+  });
+
+  it("reports a refresh as one D1 round trip that writes one row and its changed index entries", async () => {
+    const user = await createUser(990_002);
+    const signIn = await postForm(
+      "/oauth/token",
+      {
+        grant_type: "password",
+        username: user.email,
+        password: user.password,
+        redirect_uri: webClient.redirectUris[0]!,
+      },
+      basicAuth(webClient.id, webClient.secret),
+    );
+    const { refresh_token } = (await signIn.json()) as { refresh_token: string };
+    const res = await postForm(
+      "/oauth/token",
+      { grant_type: "refresh_token", refresh_token },
+      basicAuth(webClient.id, webClient.secret),
+    );
+    expect(res.status).toBe(200);
+    const [, queries, , written] = TIMING.exec(res.headers.get("Server-Timing") ?? "") ?? [];
+    // One batch of two statements: the rotation in place, then the row read back with its user.
+    expect(Number(queries)).toBe(2);
+    expect(Number(written)).toBeLessThanOrEqual(3);
+    expect(Number(written)).toBeGreaterThan(0);
   });
 
   it.each([

@@ -29,26 +29,39 @@ export function lazySession(open: () => D1DatabaseSession): D1DatabaseSession {
 }
 
 /** What one request asked of D1 (Server-Timing, outside production). */
-export type D1Usage = { queries: number; milliseconds: number; rowsRead: number; uncounted: number };
+export type D1Usage = {
+  queries: number;
+  milliseconds: number;
+  rowsRead: number;
+  rowsWritten: number;
+  uncounted: number;
+};
 
 export function newD1Usage(): D1Usage {
-  return { queries: 0, milliseconds: 0, rowsRead: 0, uncounted: 0 };
+  return { queries: 0, milliseconds: 0, rowsRead: 0, rowsWritten: 0, uncounted: 0 };
 }
 
+type Rows = { read: number; written: number };
+const rowsOf = (meta: D1Result["meta"]): Rows => ({ read: meta.rows_read, written: meta.rows_written });
+
 /**
- * The binding with every query counted and timed into `usage`, with the rows read that D1's
- * result metadata reports. `raw()` and `first()` results carry no metadata (drizzle reads single
+ * The binding with every query counted and timed into `usage`, with the rows read and written that
+ * D1's result metadata reports. `raw()` and `first()` results carry no metadata (drizzle reads single
  * selects with `raw()`): those are timed and counted as `uncounted`.
  */
 export function measuredD1(d1: D1DatabaseSession, usage: D1Usage): D1DatabaseSession {
   const unwrapped = new WeakMap<object, D1PreparedStatement>();
-  async function timed<T>(queries: number, work: () => Promise<T>, rowsRead: (result: T) => number | null) {
+  async function timed<T>(queries: number, work: () => Promise<T>, rowsOfResult: (result: T) => Rows | null) {
     const started = performance.now();
     try {
       const result = await work();
-      const rows = rowsRead(result);
-      if (rows === null) usage.uncounted += queries;
-      else usage.rowsRead += rows;
+      const rows = rowsOfResult(result);
+      if (rows === null) {
+        usage.uncounted += queries;
+      } else {
+        usage.rowsRead += rows.read;
+        usage.rowsWritten += rows.written;
+      }
       return result;
     } finally {
       usage.queries += queries;
@@ -70,13 +83,13 @@ export function measuredD1(d1: D1DatabaseSession, usage: D1Usage): D1DatabaseSes
         timed(
           1,
           () => statement.all(),
-          (result) => result.meta.rows_read,
+          (result) => rowsOf(result.meta),
         ),
       run: () =>
         timed(
           1,
           () => statement.run(),
-          (result) => result.meta.rows_read,
+          (result) => rowsOf(result.meta),
         ),
       raw: passThrough("raw"),
       first: passThrough("first"),
@@ -90,7 +103,14 @@ export function measuredD1(d1: D1DatabaseSession, usage: D1Usage): D1DatabaseSes
       timed(
         statements.length,
         () => d1.batch(statements.map((statement) => unwrapped.get(statement) ?? statement)),
-        (results) => results.reduce((sum, result) => sum + result.meta.rows_read, 0),
+        (results) =>
+          results.reduce(
+            (sum, { meta }) => ({ read: sum.read + meta.rows_read, written: sum.written + meta.rows_written }),
+            {
+              read: 0,
+              written: 0,
+            },
+          ),
       ),
     getBookmark: () => d1.getBookmark(),
   } as unknown as D1DatabaseSession;

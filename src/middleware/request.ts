@@ -162,7 +162,7 @@ export function sessionStart(request: Request, bookmark: string | undefined): st
 
 /**
  * In development and staging, every response says where its time went (`Server-Timing`): D1 (queries,
- * time, rows read as D1 reports them), the client's Durable Object, and the whole request as the
+ * time, rows read and written as D1 reports them), the client's Durable Object, and the whole request as the
  * Worker saw it. Production skips the measuring altogether.
  */
 export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
@@ -181,7 +181,7 @@ export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
   c.res.headers.set(
     "Server-Timing",
     [
-      `d1;dur=${d1.milliseconds.toFixed(1)};desc="${d1.queries} queries, ${d1.rowsRead} rows read${uncounted}"`,
+      `d1;dur=${d1.milliseconds.toFixed(1)};desc="${d1.queries} queries, ${d1.rowsRead} rows read, ${d1.rowsWritten} written${uncounted}"`,
       `do;dur=${timing.durableObjectMs.toFixed(1)};desc="${timing.durableObjectCalls} call${timing.durableObjectCalls === 1 ? "" : "s"}"`,
       `total;dur=${(performance.now() - timing.started).toFixed(1)}`,
     ].join(", "),

@@ -1,6 +1,11 @@
 /**
- * Refresh tokens: 256 random bits, base64url, stored only as a keyed hash (never the token), valid
- * for 30 days, bound to a client and a user, rotated on every use within a family.
+ * Refresh tokens: `<family>.<secret>`, the grant's family id (which its access tokens carry
+ * already) and 256 random bits, base64url, stored only as a keyed hash of the whole (never the
+ * token), valid for 30 days, bound to a client and a user, rotated on every use. A grant is one
+ * row, its current token replaced in place, which keeps the grant's last tokens' hashes: a refresh
+ * is one D1 round trip and writes one row, and a token presented again is found by its family
+ * (docs/edge.md, "Refresh in one round trip"). Tokens issued before (a secret alone) were a row
+ * each; their rotation starts a grant row of the new form.
  */
 import type { Bindings } from "../env";
 import type { RefreshTokenRecord } from "../db/queries/refresh-tokens";
@@ -16,9 +21,9 @@ const REFRESH_TOKEN_BYTES = 32;
  */
 export const ROTATION_GRACE_SECONDS = 30;
 
-/** A new token, what is stored of it, and until when it is valid. */
-export async function newRefreshToken(env: Bindings, now: number) {
-  const token = randomToken(REFRESH_TOKEN_BYTES);
+/** A new token of the grant `family`, what is stored of it, and until when it is valid. */
+export async function newRefreshToken(env: Bindings, now: number, family: string) {
+  const token = `${family}.${randomToken(REFRESH_TOKEN_BYTES)}`;
   const tokenHash = await protectSecret(keyRing(env), token);
   return { token, tokenHash, created: now, expires: now + REFRESH_TOKEN_LIFETIME };
 }
@@ -31,6 +36,14 @@ export function refreshTokenForms(env: Bindings, token: string): Promise<string[
 /** A family for the tokens that one grant starts. */
 export function newRefreshTokenFamily(): string {
   return randomToken(16);
+}
+
+const FAMILY = /^[A-Za-z0-9_-]{22}$/;
+
+/** The grant a presented token names, or null for a token of the earlier form (or none of ours). */
+export function refreshTokenFamily(token: string): string | null {
+  const family = token.slice(0, token.indexOf("."));
+  return FAMILY.test(family) ? family : null;
 }
 
 /**

@@ -17,7 +17,7 @@ import type { AccessTokenClaims, AppEnv } from "../env";
 import { auditEntry, byClient, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
-import { refreshTokenForms } from "./refresh-tokens";
+import { refreshTokenFamily, refreshTokenForms } from "./refresh-tokens";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
 import { verifyAccessToken } from "./tokens";
 
@@ -63,7 +63,12 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
     await auditEntry(c, byClient(client), entry, now).run();
     return;
   }
-  const refresh = await findRefreshToken(c.get("db")(), await refreshTokenForms(c.env, token));
+  // Any token of the grant, its current one or one of its last, revokes the grant.
+  const refresh = await findRefreshToken(
+    c.get("db")(),
+    await refreshTokenForms(c.env, token),
+    refreshTokenFamily(token),
+  );
   if (refresh && refresh.clientId === client.id) {
     await revokeGrant(c, client, { grant: refresh.family, userId: refresh.userId, reason: "revoked" }, now);
   }
@@ -100,8 +105,13 @@ export async function introspectToken(
       token_use: claims.kind,
     };
   }
-  const refresh = await findRefreshToken(c.get("db")(), await refreshTokenForms(c.env, token));
-  if (!refresh || refresh.clientId !== clientId || refresh.revoked !== null || refresh.expires <= now) return inactive;
+  const refresh = await findRefreshToken(
+    c.get("db")(),
+    await refreshTokenForms(c.env, token),
+    refreshTokenFamily(token),
+  );
+  const live = refresh?.current && refresh.revoked === null && refresh.expires > now;
+  if (!refresh || !live || refresh.clientId !== clientId) return inactive;
   if (!(await userMaySignIn(c, refresh.userId))) return inactive;
   // No token_type: RFC 7662 means the access token's type (RFC 6749 §5.1); token_use tells the kind.
   return {
@@ -116,7 +126,7 @@ export async function introspectToken(
   };
 }
 
-/** Refresh tokens are base64url without dots; our access tokens are compact JWS. */
+/** Refresh tokens are base64url with one dot at most; our access tokens are compact JWS. */
 function looksLikeJwt(token: string): boolean {
   return token.split(".").length === 3;
 }

@@ -2,6 +2,8 @@
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+/** BENCH_ROUTES (comma-separated words): only the routes whose label has one of them; all unless set. */
+export const ROUTE_FILTER = process.env.BENCH_ROUTES?.split(",").filter((word) => word !== "") ?? [];
 /**
  * A route's BENCH_SECONDS per worker are split into this many rounds, service then baseline in
  * each, so that a change in the machine's other load falls on both; the ratio is the rounds' median.

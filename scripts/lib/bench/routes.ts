@@ -8,7 +8,7 @@ import type autocannon from "autocannon";
 import demo from "../../../data/demo.json" with { type: "json" };
 import { fmt } from "../bench-runtime";
 import type { Comparison, LoadMeter, Route } from "./measure";
-import { BASIC, CONNECTIONS, FORM, ROUNDS } from "./plan";
+import { BASIC, CONNECTIONS, FORM, ROUNDS, ROUTE_FILTER } from "./plan";
 import { durableObjectShare } from "./twin-figures";
 import { fetchToken, type Target, type Targets } from "./workers";
 
@@ -25,7 +25,10 @@ export async function benchRoutes(meter: LoadMeter, { service, baseline, twin }:
   const { refreshTokens, accessToken } = await signIns(service.url, 2 * (ROUNDS + 1) * CONNECTIONS);
   service.userToken = twin.userToken = accessToken;
   const figures: RouteFigures[] = [];
-  for (const route of routes(refreshTokens)) {
+  const chosen = routes(refreshTokens).filter(
+    (route) => ROUTE_FILTER.length === 0 || ROUTE_FILTER.some((word) => route.label.includes(word)),
+  );
+  for (const route of chosen) {
     if (route.before) await route.before(service);
     const comparison = await meter.compare(service, baseline, route);
     const share = route.authenticated ? await durableObjectShare(twin, route) : "";

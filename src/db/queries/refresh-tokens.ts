@@ -1,6 +1,6 @@
-import { and, eq, gt, inArray, isNotNull, isNull, or, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, isNull, notInArray, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
-import { clients, refreshTokens, users } from "../schema";
+import { clients, REFUSED_USER_STATUSES, refreshTokens, users } from "../schema";
 import { type ClientScope, inClientScope } from "./clients";
 
 export type RefreshTokenRecord = typeof refreshTokens.$inferSelect;
@@ -31,22 +31,117 @@ export function recordGrantWithoutRefreshToken(
   });
 }
 
-/** The token stored under one of `tokenHashes`, the forms it may be stored in (refreshTokenForms). */
-export function findRefreshToken(db: Database, tokenHashes: string[]): Promise<RefreshTokenRecord | undefined> {
-  return db.select().from(refreshTokens).where(inArray(refreshTokens.tokenHash, tokenHashes)).get();
+type Successor = { tokenHash: string; created: number; expires: number };
+
+/** How many of a grant's last tokens its row keeps, so that presenting one of them is found as reuse. */
+export const ROTATED_TOKENS_KEPT = 10;
+
+/**
+ * The row that holds a presented token (stored as one of `tokenHashes`): as its current token, or,
+ * for a grant rotated in place (its `family` named in the token), among its last tokens.
+ */
+function holding(tokenHashes: string[], family: string | null) {
+  const current = inArray(refreshTokens.tokenHash, tokenHashes);
+  if (family === null) return current;
+  const earlier = sql`EXISTS (SELECT 1 FROM json_each(${refreshTokens.previousHashes}) WHERE ${inArray(sql`value`, tokenHashes)})`;
+  return or(current, and(eq(refreshTokens.family, family), earlier));
 }
 
-/** The token with its user's status (null when the user is gone), in one read for the refresh grant. */
-export function findRefreshTokenForRotation(db: Database, tokenHashes: string[]) {
+/** The row of the token stored as one of `tokenHashes` (refreshTokenForms), of the grant `family` names. */
+export async function findRefreshToken(db: Database, tokenHashes: string[], family: string | null) {
+  const row = await db.select().from(refreshTokens).where(holding(tokenHashes, family)).get();
+  // Whether the token is the row's current one, rather than one of its grant's last.
+  return row && { ...row, current: tokenHashes.includes(row.tokenHash) };
+}
+
+function selectForRotation(db: Database) {
   return db
     .select({ token: refreshTokens, userStatus: users.status, userUuid: users.uuid })
     .from(refreshTokens)
-    .leftJoin(users, eq(users.id, refreshTokens.userId))
-    .where(inArray(refreshTokens.tokenHash, tokenHashes))
-    .get();
+    .leftJoin(users, eq(users.id, refreshTokens.userId));
 }
 
-type Successor = { tokenHash: string; created: number; expires: number };
+export type TokenForRotation = Awaited<ReturnType<typeof findRefreshTokenForRotation>>;
+
+/** The token's row with its user's status (null when the user is gone) and subject, in one read for the refresh grant. */
+export async function findRefreshTokenForRotation(db: Database, tokenHashes: string[], family: string | null) {
+  const found = await selectForRotation(db).where(holding(tokenHashes, family)).get();
+  return found && { ...found, current: tokenHashes.includes(found.token.tokenHash) };
+}
+
+/**
+ * The grant's token list with its current token appended and the oldest dropped past
+ * ROTATED_TOKENS_KEPT (in an UPDATE's SET, the row's values before the update).
+ */
+const withCurrentKept = sql`json_insert(CASE WHEN json_array_length(coalesce(${refreshTokens.previousHashes}, '[]')) >= ${ROTATED_TOKENS_KEPT} THEN json_remove(${refreshTokens.previousHashes}, '$[0]') ELSE coalesce(${refreshTokens.previousHashes}, '[]') END, '$[#]', ${refreshTokens.tokenHash})`;
+
+/** Whether the row's user may still sign in (neither gone nor inactive, blocked or deleted). */
+const userMaySignIn = sql`EXISTS (SELECT 1 FROM ${users} WHERE ${users.id} = ${refreshTokens.userId} AND ${notInArray(users.status, Object.keys(REFUSED_USER_STATUSES).map(Number))})`;
+
+/**
+ * The refresh grant's one D1 round trip (a batch): the presented token, if it is `clientId`'s
+ * current token of a grant rotated in place, live and unexpired, and its user may sign in, is
+ * replaced by `successor` in its row (which keeps it among the grant's last tokens); then the row
+ * is read with its user, found by the successor or by the presented token. `rotated` says whether
+ * the replacement took; when it did not, the row (if the presented token is still its current
+ * one) tells why.
+ */
+export async function rotateInPlace(
+  db: Database,
+  tokenHashes: string[],
+  clientId: string,
+  successor: Successor,
+): Promise<{ rotated: boolean; found: TokenForRotation }> {
+  const [replaced, rows] = await db.batch([
+    db
+      .update(refreshTokens)
+      .set({
+        tokenHash: successor.tokenHash,
+        rotatedFrom: sql`${refreshTokens.tokenHash}`,
+        previousHashes: withCurrentKept,
+        rotated: successor.created,
+        created: successor.created,
+        expires: successor.expires,
+      })
+      .where(
+        and(
+          inArray(refreshTokens.tokenHash, tokenHashes),
+          eq(refreshTokens.clientId, clientId),
+          isNull(refreshTokens.revoked),
+          gt(refreshTokens.expires, successor.created),
+          userMaySignIn,
+        ),
+      ),
+    selectForRotation(db).where(inArray(refreshTokens.tokenHash, [successor.tokenHash, ...tokenHashes])),
+  ]);
+  const [row] = rows;
+  return { rotated: replaced.meta.changes === 1, found: row && { ...row, current: true } };
+}
+
+/**
+ * A rotation in place repeated within the grace window: the grant's current token, unused since
+ * the rotation the presented token made (the row's `rotated_from` is still that token's), is
+ * replaced by `successor` and kept among its last tokens, whichever repeat replaced it last. False
+ * when the current token has been used since, or the grant was revoked.
+ */
+export async function replaceCurrentToken(
+  db: Database,
+  row: RefreshTokenRecord,
+  rotatedFrom: string,
+  successor: Successor,
+): Promise<boolean> {
+  const replaced = await db
+    .update(refreshTokens)
+    .set({
+      tokenHash: successor.tokenHash,
+      previousHashes: withCurrentKept,
+      created: successor.created,
+      expires: successor.expires,
+    })
+    .where(and(eq(refreshTokens.id, row.id), eq(refreshTokens.rotatedFrom, rotatedFrom), isNull(refreshTokens.revoked)))
+    .run();
+  return replaced.meta.changes === 1;
+}
 
 /**
  * Rotation in one batch: the presented token is marked rotated (and so revoked) if nobody revoked
@@ -88,6 +183,8 @@ export async function replaceUnusedSuccessor(
           eq(refreshTokens.family, parent.family),
           eq(refreshTokens.parentId, parent.id),
           isNull(refreshTokens.revoked),
+          // A successor rotated in place since has been used.
+          isNull(refreshTokens.rotated),
         ),
       ),
     insertSuccessorAfterUpdate(db, parent, successor),
@@ -117,6 +214,8 @@ function insertSuccessorAfterUpdate(db: Database, parent: RefreshTokenRecord, su
         revoked: sql<null>`NULL`.as("revoked"),
         parentId: refreshTokens.id,
         rotated: sql<null>`NULL`.as("rotated"),
+        rotatedFrom: sql<null>`NULL`.as("rotated_from"),
+        previousHashes: sql<null>`NULL`.as("previous_hashes"),
         authTime: refreshTokens.authTime,
         sid: refreshTokens.sid,
         method: refreshTokens.method,

@@ -52,8 +52,20 @@ export const refreshTokens = sqliteTable(
     revoked: integer("revoked"),
     /** The token this one was rotated from (null for a grant's first): its successor in the family. */
     parentId: integer("parent_id"),
-    /** When this token was rotated (and so revoked) by its own use, as against revoked otherwise. */
+    /**
+     * When this token was rotated by its own use: a row of a token issued before rotation in place
+     * (one without its family in it) is then revoked; a grant's row rotated in place is not, and
+     * `rotated` is when its current token replaced the one in `rotatedFrom`.
+     */
     rotated: integer("rotated"),
+    /**
+     * Rotation in place (oauth/refresh-tokens.ts): the stored form of the token whose use made the
+     * current one (its presenting again within the grace window answers anew), and the stored forms
+     * of the grant's last tokens (a JSON array, oldest first, at most ROTATED_TOKENS_KEPT), whose
+     * presenting is reuse. Null for rows of tokens issued before rotation in place.
+     */
+    rotatedFrom: text("rotated_from"),
+    previousHashes: text("previous_hashes", { mode: "json" }).$type<string[]>(),
     /**
      * What the grant's ID tokens say of the sign-in it came from (OpenID Connect): when it was,
      * the browser session's `sid`, and how (sessions.method). Null where the grant had none.

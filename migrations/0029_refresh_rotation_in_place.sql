@@ -1,0 +1,2 @@
+ALTER TABLE `refresh_tokens` ADD `rotated_from` text;--> statement-breakpoint
+ALTER TABLE `refresh_tokens` ADD `previous_hashes` text;
