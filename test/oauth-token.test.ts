@@ -272,12 +272,12 @@ describe("password", () => {
       is_admin: false,
     });
     const refresh = body.refresh_token as string;
-    // Its grant's family, then 256 random bits (src/oauth/refresh-tokens.ts).
+    // Its grant's locator, then 256 random bits (src/oauth/refresh-tokens.ts).
     expect(refresh).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
     const rows = await openDatabase(env.DB).select().from(refreshTokens).all();
     expect(JSON.stringify(rows)).not.toContain(refresh);
     const hashed = await protectSecret(keyRing(env), refresh);
-    const stored = rows.find((r) => r.tokenHash === hashed);
+    const stored = rows.find((r) => r.secretHash === hashed);
     expect(stored).toMatchObject({ clientId: webClient.id, userId: 1001, revoked: null });
     expect(stored!.expires - stored!.created).toBe(30 * 24 * 3600);
   });

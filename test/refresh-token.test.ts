@@ -1,12 +1,13 @@
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { refreshTokens } from "../src/db/schema";
-import { ROTATED_TOKENS_KEPT } from "../src/db/queries/refresh-tokens";
 import { newRefreshTokenFamily, ROTATION_GRACE_SECONDS } from "../src/oauth/refresh-tokens";
 import { keyRing, protectSecret } from "../src/security/data-protection";
-import { basicAuth, bearer, call, postForm, userTokenResponse } from "./helpers/http";
+import worker from "../src/index";
+import { BASE, basicAuth, bearer, call, claimsOf, postForm, userTokenResponse } from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
 const REDIRECT = "https://test.example/callback";
@@ -229,54 +230,92 @@ describe("grant_type=refresh_token: the grace window", () => {
 });
 
 describe("grant_type=refresh_token: a grant rotated in its row", () => {
-  it("keeps one row per grant, whatever the number of rotations", async () => {
-    const client = await newClient();
-    const { tokens } = await signedIn(client);
-    let current = tokens.refresh_token as string;
-    for (let i = 0; i < 3; i++) current = (await refreshed(client, current)).refresh_token;
+  /** The client's one grant row (each test's client has one). */
+  async function grantRow(client: { id: string }) {
     const rows = await openDatabase(env.DB)
       .select()
       .from(refreshTokens)
       .where(eq(refreshTokens.clientId, client.id))
       .all();
     expect(rows).toHaveLength(1);
-    expect(rows[0]!.previousHashes).toHaveLength(3);
-    expect(rows[0]!.tokenHash).toBe(await protectSecret(keyRing(env), current));
-  });
+    return rows[0]!;
+  }
 
-  it(`finds any of the grant's last ${ROTATED_TOKENS_KEPT} tokens presented again as reuse`, async () => {
+  it("keeps one row per grant, whose current token's hash is replaced, whatever the number of rotations", async () => {
     const client = await newClient();
     const { tokens } = await signedIn(client);
-    const issued = [tokens.refresh_token as string];
-    for (let i = 0; i < ROTATED_TOKENS_KEPT; i++) issued.push((await refreshed(client, issued.at(-1)!)).refresh_token);
-    const latest = await refreshed(client, issued.at(-1)!);
-    // One rotation past the list, the first token is only refused; the second is still kept.
-    await expectInvalidGrant(await refresh(client, issued[0]!));
-    expect(await introspect(client, latest.refresh_token)).toMatchObject({ active: true });
-    await expectInvalidGrant(await refresh(client, issued[1]!));
-    await expectRevoked(latest.access_token);
-    expect(await introspect(client, latest.refresh_token)).toEqual({ active: false });
+    let current = tokens.refresh_token as string;
+    for (let i = 0; i < 3; i++) current = (await refreshed(client, current)).refresh_token;
+    const row = await grantRow(client);
+    expect(row.tokenHash).toBe(`rt:${current.slice(0, current.indexOf("."))}`);
+    expect(row.secretHash).toBe(await protectSecret(keyRing(env), current));
+    expect(JSON.stringify(row)).not.toContain(current);
   });
 
-  it("revokes nothing for a token that names a grant but is none of its tokens: no stranger ends a grant", async () => {
+  it("finds an earlier token as reuse however many rotations a thief has made since", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const stolen = tokens.refresh_token as string;
+    let thief = stolen;
+    let last: Tokens | undefined;
+    for (let i = 0; i < 25; i++) {
+      last = await refreshed(client, thief);
+      thief = last.refresh_token;
+    }
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ROTATION_GRACE_SECONDS * 1000 });
+    // The owner comes back with the token the thief took.
+    await expectInvalidGrant(await refresh(client, stolen));
+    await expectRevoked(last!.access_token);
+    await expectInvalidGrant(await refresh(client, thief));
+  });
+
+  it("revokes nothing for a token that names no grant's locator: no one who saw an access token ends its grant", async () => {
     const client = await newClient();
     const { tokens } = await signedIn(client);
     const real = tokens.refresh_token as string;
-    const family = real.slice(0, real.indexOf("."));
-    await expectInvalidGrant(await refresh(client, `${family}.${"A".repeat(43)}`));
-    const revoked = await postForm("/oauth/revoke", { token: `${family}.forged` }, basicAuth(client.id, client.secret));
-    expect(revoked.status).toBe(200);
+    // The access token's `gid` is the family, which no refresh token carries.
+    const family = claimsOf(tokens.access_token as string).gid as string;
+    expect(real.startsWith(family)).toBe(false);
+    for (const forged of [`${family}.${"A".repeat(43)}`, `${"B".repeat(22)}.${"A".repeat(43)}`]) {
+      await expectInvalidGrant(await refresh(client, forged));
+      const revoked = await postForm("/oauth/revoke", { token: forged }, basicAuth(client.id, client.secret));
+      expect(revoked.status).toBe(200);
+    }
     const next = await refreshed(client, real);
     expect(await introspect(client, next.refresh_token)).toMatchObject({ active: true });
-    // One of its last tokens is no longer live, and revokes the grant when revoked.
+    // An earlier token of the grant is no longer live, and revokes the grant when revoked.
     expect(await introspect(client, real)).toEqual({ active: false });
     expect((await postForm("/oauth/revoke", { token: real }, basicAuth(client.id, client.secret))).status).toBe(200);
     await expectInvalidGrant(await refresh(client, next.refresh_token));
   });
 
-  it("refuses a scope wider than the grant's before anything is written: the token still rotates", async () => {
+  it("refuses another client's earlier token without revoking the grant", async () => {
+    const client = await newClient();
+    const other = await newClient();
+    const { tokens } = await signedIn(client);
+    const first = tokens.refresh_token as string;
+    const second = await refreshed(client, first);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ROTATION_GRACE_SECONDS * 1000 });
+    await expectInvalidGrant(await refresh(other, first));
+    expect((await refresh(client, second.refresh_token)).status).toBe(200);
+  });
+
+  it("answers every retry within the window while the current token is unused, however many", async () => {
     const client = await newClient();
     const { tokens } = await signedIn(client);
+    const first = tokens.refresh_token as string;
+    const answers: Tokens[] = [];
+    for (let i = 0; i < 12; i++) answers.push(await refreshed(client, first));
+    // Only the last answer's token is live; an earlier one presented is reuse.
+    expect(await introspect(client, answers.at(-1)!.refresh_token)).toMatchObject({ active: true });
+    await expectInvalidGrant(await refresh(client, answers[0]!.refresh_token));
+    await expectRevoked(answers.at(-1)!.access_token);
+  });
+
+  it("refuses a scope wider than the grant's before anything is written", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const before = await grantRow(client);
     const res = await postForm(
       "/oauth/token",
       { grant_type: "refresh_token", refresh_token: tokens.refresh_token as string, scope: "openid" },
@@ -284,7 +323,35 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
     );
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_scope" });
-    // Refused before anything was written: the token still rotates.
+    expect(await grantRow(client)).toEqual(before);
+  });
+
+  it("refuses, without revoking, an earlier token once the current one's key is no longer read", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const first = tokens.refresh_token as string;
+    await refreshed(client, first);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ROTATION_GRACE_SECONDS * 1000 });
+    const row = await grantRow(client);
+    // As if the current token's hash were under a key since retired.
+    const retired = `${"z".repeat(11)}.${row.secretHash!.slice(row.secretHash!.indexOf(".") + 1)}`;
+    await openDatabase(env.DB).update(refreshTokens).set({ secretHash: retired }).where(eq(refreshTokens.id, row.id));
+    await expectInvalidGrant(await refresh(client, first));
+    expect((await grantRow(client)).revoked).toBeNull();
+  });
+
+  it("answers nothing, and writes nothing, while the signing keys cannot sign", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const before = await grantRow(client);
+    const request = new Request(`${BASE}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...basicAuth(client.id, client.secret) },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: tokens.refresh_token as string }),
+    });
+    const res = await worker.fetch(request, { ...env, TOKEN_SIGNING_KEYS: "[]" }, createExecutionContext());
+    expect(res.status).toBe(503);
+    expect(await grantRow(client)).toEqual(before);
     expect((await refresh(client, tokens.refresh_token as string)).status).toBe(200);
   });
 });

@@ -1,14 +1,16 @@
 /**
- * Refresh tokens: `<family>.<secret>`, the grant's family id (which its access tokens carry
- * already) and 256 random bits, base64url, stored only as a keyed hash of the whole (never the
- * token), valid for 30 days, bound to a client and a user, rotated on every use. A grant is one
- * row, its current token replaced in place, which keeps the grant's last tokens' hashes: a refresh
- * is one D1 round trip and writes one row, and a token presented again is found by its family
- * (docs/edge.md, "Refresh in one round trip"). Tokens issued before (a secret alone) were a row
- * each; their rotation starts a grant row of the new form.
+ * Refresh tokens: `<locator>.<secret>`, a random id of the grant that nothing but its refresh
+ * tokens ever carries (not its access tokens' `grant`, the family), and 256 random bits, base64url;
+ * stored only as a keyed hash (never the token), valid for 30 days, bound to a client and a user,
+ * rotated on every use. A grant is one row, found by its locator (`token_hash` `rt:<locator>`),
+ * whose current token's hash is replaced in place: a refresh is one D1 round trip and writes the
+ * row and one index entry. As only the grant's own refresh tokens name the locator, a token that
+ * names it but is not the current one (nor, within the grace window, the one that made it) was
+ * one of them, whatever number of rotations since: reuse (docs/oauth.md, "Refresh tokens").
+ * Tokens issued before (a secret alone) were a row each; their rotation starts a grant row.
  */
 import type { Bindings } from "../env";
-import type { RefreshTokenRecord } from "../db/queries/refresh-tokens";
+import type { Presented, RefreshTokenRecord } from "../db/queries/refresh-tokens";
 import { keyRing, protectedForms, protectSecret } from "../security/data-protection";
 import { randomToken } from "../security/random-token";
 
@@ -21,11 +23,17 @@ const REFRESH_TOKEN_BYTES = 32;
  */
 export const ROTATION_GRACE_SECONDS = 30;
 
-/** A new token of the grant `family`, what is stored of it, and until when it is valid. */
-export async function newRefreshToken(env: Bindings, now: number, family: string) {
-  const token = `${family}.${randomToken(REFRESH_TOKEN_BYTES)}`;
-  const tokenHash = await protectSecret(keyRing(env), token);
-  return { token, tokenHash, created: now, expires: now + REFRESH_TOKEN_LIFETIME };
+/** A grant's next token, for the row `key` names: the token, its keyed hash, and until when it is valid. */
+export async function nextRefreshToken(env: Bindings, now: number, key: string) {
+  const token = `${key.slice(LOCATOR_KEY_PREFIX.length)}.${randomToken(REFRESH_TOKEN_BYTES)}`;
+  const secretHash = await protectSecret(keyRing(env), token);
+  return { token, secretHash, created: now, expires: now + REFRESH_TOKEN_LIFETIME };
+}
+
+/** A new grant's first token, its locator's row key (`token_hash`) and its keyed hash. */
+export async function newRefreshToken(env: Bindings, now: number) {
+  const tokenHash = locatorKey(randomToken(LOCATOR_BYTES));
+  return { ...(await nextRefreshToken(env, now, tokenHash)), tokenHash };
 }
 
 /** The forms a presented token may be stored in: under the current key, or during a key rotation the previous. */
@@ -33,17 +41,36 @@ export function refreshTokenForms(env: Bindings, token: string): Promise<string[
   return protectedForms(keyRing(env), token);
 }
 
+/** What a presented token names, to find its row by: its grant's locator (if it has one) and its stored forms. */
+export async function presentedRefreshToken(env: Bindings, token: string): Promise<Presented> {
+  const locator = refreshTokenLocator(token);
+  return {
+    tokenHashes: await refreshTokenForms(env, token),
+    locatorKey: locator === null ? null : locatorKey(locator),
+  };
+}
+
 /** A family for the tokens that one grant starts. */
 export function newRefreshTokenFamily(): string {
   return randomToken(16);
 }
 
-const FAMILY = /^[A-Za-z0-9_-]{22}$/;
+const LOCATOR_BYTES = 16;
+const LOCATOR = /^[A-Za-z0-9_-]{22}$/;
 
-/** The grant a presented token names, or null for a token of the earlier form (or none of ours). */
-export function refreshTokenFamily(token: string): string | null {
-  const family = token.slice(0, token.indexOf("."));
-  return FAMILY.test(family) ? family : null;
+const LOCATOR_KEY_PREFIX = "rt:";
+
+/** The `token_hash` of the grant row a locator names. */
+function locatorKey(locator: string): string {
+  return `${LOCATOR_KEY_PREFIX}${locator}`;
+}
+
+/** The grant a presented token names by its locator, or null for a token of the earlier form (or none of ours). */
+function refreshTokenLocator(token: string): string | null {
+  const dot = token.indexOf(".");
+  if (dot === -1) return null;
+  const locator = token.slice(0, dot);
+  return LOCATOR.test(locator) ? locator : null;
 }
 
 /**

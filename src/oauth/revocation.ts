@@ -17,7 +17,7 @@ import type { AccessTokenClaims, AppEnv } from "../env";
 import { auditEntry, byClient, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
-import { refreshTokenFamily, refreshTokenForms } from "./refresh-tokens";
+import { presentedRefreshToken } from "./refresh-tokens";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
 import { verifyAccessToken } from "./tokens";
 
@@ -63,12 +63,9 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
     await auditEntry(c, byClient(client), entry, now).run();
     return;
   }
-  // Any token of the grant, its current one or one of its last, revokes the grant.
-  const refresh = await findRefreshToken(
-    c.get("db")(),
-    await refreshTokenForms(c.env, token),
-    refreshTokenFamily(token),
-  );
+  // Any token that names the grant (its current one, or an earlier one: only its holders saw its
+  // locator) revokes the grant.
+  const refresh = await findRefreshToken(c.get("db")(), await presentedRefreshToken(c.env, token));
   if (refresh && refresh.clientId === client.id) {
     await revokeGrant(c, client, { grant: refresh.family, userId: refresh.userId, reason: "revoked" }, now);
   }
@@ -105,11 +102,7 @@ export async function introspectToken(
       token_use: claims.kind,
     };
   }
-  const refresh = await findRefreshToken(
-    c.get("db")(),
-    await refreshTokenForms(c.env, token),
-    refreshTokenFamily(token),
-  );
+  const refresh = await findRefreshToken(c.get("db")(), await presentedRefreshToken(c.env, token));
   const live = refresh?.current && refresh.revoked === null && refresh.expires > now;
   if (!refresh || !live || refresh.clientId !== clientId) return inactive;
   if (!(await userMaySignIn(c, refresh.userId))) return inactive;

@@ -71,6 +71,14 @@ function keyRing(secret: string | undefined): Promise<KeyRing> {
 }
 
 /**
+ * Throws the 503 of TOKEN_SIGNING_KEYS that cannot sign (a ConfigurationError), as signing would:
+ * for a grant that writes before it signs, so that a misconfiguration is found before the write.
+ */
+export async function assertCanSign(env: Bindings): Promise<void> {
+  await keyRing(env.TOKEN_SIGNING_KEYS);
+}
+
+/**
  * Why TOKEN_SIGNING_KEYS cannot sign and verify tokens, or null when it can. Parses and imports
  * the keys, once per value: the ring is kept for the tokens.
  */

@@ -5,11 +5,12 @@
  * answered anew within the grace window (src/oauth/refresh-tokens.ts) instead of read as reuse.
  */
 import { env } from "cloudflare:workers";
-import { and, eq, isNull } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../../src/db/client";
 import { refreshTokens } from "../../src/db/schema";
 import { CALL_DEADLINE_MS } from "../../src/platform/calls";
+import { keyRing, protectSecret } from "../../src/security/data-protection";
 import { type Fault, faultyEnv, fetchWith } from "../helpers/faults";
 import { basicAuth, bearer, call, postForm, userTokenResponse } from "../helpers/http";
 import { createClient, createUser } from "../helpers/seed";
@@ -60,14 +61,24 @@ async function expectWorking(client: Client, tokens: Tokens) {
   }
 }
 
-/** The client's refresh tokens still live: a lost rotation leaves none behind but the one answered. */
-async function liveRefreshTokens(client: Client) {
+/**
+ * The client's one grant: still live, and its current token the one `answered` (a lost rotation
+ * leaves no other live behind), or revoked.
+ */
+async function grantOf(client: Client) {
   const rows = await openDatabase(env.DB)
-    .select({ id: refreshTokens.id })
+    .select()
     .from(refreshTokens)
-    .where(and(eq(refreshTokens.clientId, client.id), isNull(refreshTokens.revoked)))
+    .where(eq(refreshTokens.clientId, client.id))
     .all();
-  return rows.length;
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}
+
+async function expectCurrent(client: Client, answered: string) {
+  const grant = await grantOf(client);
+  expect(grant.revoked).toBeNull();
+  expect(grant.secretHash).toBe(await protectSecret(keyRing(env), answered));
 }
 
 let log: ReturnType<typeof vi.spyOn>;
@@ -108,9 +119,8 @@ describe("a refresh whose storage call fails", () => {
       expect(retry.status).toBe(200);
       const tokens = (await retry.json()) as Tokens;
       expect(tokens.refresh_token).not.toBe(refreshToken);
-      expect(await liveRefreshTokens(client)).toBe(1);
+      await expectCurrent(client, tokens.refresh_token);
       await expectWorking(client, tokens);
-      expect(await liveRefreshTokens(client)).toBe(1);
     },
   );
 
@@ -128,8 +138,9 @@ describe("a refresh whose storage call fails", () => {
     }
     const third = await refresh(client, refreshToken);
     expect(third.status).toBe(200);
-    expect(await liveRefreshTokens(client)).toBe(1);
-    await expectWorking(client, (await third.json()) as Tokens);
+    const tokens = (await third.json()) as Tokens;
+    await expectCurrent(client, tokens.refresh_token);
+    await expectWorking(client, tokens);
   });
 });
 
@@ -146,8 +157,9 @@ describe("grant_type=refresh_token, the rotation landing after its deadline", ()
     await counts.DB.landed;
     const retry = await refresh(client, refreshToken);
     expect(retry.status).toBe(200);
-    expect(await liveRefreshTokens(client)).toBe(1);
-    await expectWorking(client, (await retry.json()) as Tokens);
+    const tokens = (await retry.json()) as Tokens;
+    await expectCurrent(client, tokens.refresh_token);
+    await expectWorking(client, tokens);
   });
 
   it(
@@ -165,14 +177,15 @@ describe("grant_type=refresh_token, the rotation landing after its deadline", ()
       // The retry's successor is used before the late rotation lands.
       const next = await refresh(client, tokens.refresh_token);
       expect(next.status).toBe(200);
+      const latest = (await next.json()) as Tokens;
       await counts.DB.landed;
-      // The late rotation found the token rotated already and inserted nothing: the one live token
-      // is the client's, and the rotated token presented again is reuse, which ends the family.
-      expect(await liveRefreshTokens(client)).toBe(1);
+      // The late rotation found the token rotated already and changed nothing: the current token
+      // is the client's, and the rotated token presented again is reuse, which ends the grant.
+      await expectCurrent(client, latest.refresh_token);
       const replayed = await refresh(client, refreshToken);
       expect(replayed.status).toBe(400);
       expect(await replayed.json()).toMatchObject({ error: "invalid_grant" });
-      expect(await liveRefreshTokens(client)).toBe(0);
+      expect((await grantOf(client)).revoked).not.toBeNull();
     },
   );
 });

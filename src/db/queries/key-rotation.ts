@@ -121,7 +121,11 @@ export async function previousKeyDependencies(db: Database, tag: string, now: nu
           gt(refreshTokens.expires, now),
           // A grant's own record (`grant:<family>`) is no token.
           sql`${refreshTokens.tokenHash} NOT LIKE 'grant:%'`,
-          notUnder(refreshTokens.tokenHash, tag),
+          // A grant rotated in place (`rt:<locator>`) keeps its current token's hash beside.
+          or(
+            and(sql`${refreshTokens.tokenHash} LIKE 'rt:%'`, notUnder(refreshTokens.secretHash, tag)),
+            and(sql`${refreshTokens.tokenHash} NOT LIKE 'rt:%'`, notUnder(refreshTokens.tokenHash, tag)),
+          ),
         ),
       ),
     // Only the records of a rotation or a client's creation keep a sealed secret (after a space).

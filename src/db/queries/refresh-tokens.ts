@@ -31,27 +31,31 @@ export function recordGrantWithoutRefreshToken(
   });
 }
 
-type Successor = { tokenHash: string; created: number; expires: number };
+/** A grant's next token as stored: its keyed hash, and its lifetime. */
+type Successor = { secretHash: string; created: number; expires: number };
+/** A new grant's first token as stored: its row's locator key besides. */
+type FirstToken = Successor & { tokenHash: string };
 
-/** How many of a grant's last tokens its row keeps, so that presenting one of them is found as reuse. */
-export const ROTATED_TOKENS_KEPT = 10;
+/** What a token presented as `tokenHashes` (refreshTokenForms) names: a grant's locator key, or itself. */
+export type Presented = { tokenHashes: string[]; locatorKey: string | null };
 
 /**
- * The row that holds a presented token (stored as one of `tokenHashes`): as its current token, or,
- * for a grant rotated in place (its `family` named in the token), among its last tokens.
+ * The row a presented token names: a grant's, by its locator; a token of the earlier form's own,
+ * by its hash.
  */
-function holding(tokenHashes: string[], family: string | null) {
-  const current = inArray(refreshTokens.tokenHash, tokenHashes);
-  if (family === null) return current;
-  const earlier = sql`EXISTS (SELECT 1 FROM json_each(${refreshTokens.previousHashes}) WHERE ${inArray(sql`value`, tokenHashes)})`;
-  return or(current, and(eq(refreshTokens.family, family), earlier));
+function named({ tokenHashes, locatorKey }: Presented) {
+  return locatorKey === null ? inArray(refreshTokens.tokenHash, tokenHashes) : eq(refreshTokens.tokenHash, locatorKey);
 }
 
-/** The row of the token stored as one of `tokenHashes` (refreshTokenForms), of the grant `family` names. */
-export async function findRefreshToken(db: Database, tokenHashes: string[], family: string | null) {
-  const row = await db.select().from(refreshTokens).where(holding(tokenHashes, family)).get();
-  // Whether the token is the row's current one, rather than one of its grant's last.
-  return row && { ...row, current: tokenHashes.includes(row.tokenHash) };
+/** The token is its row's current one: for a grant's row its secret's hash, else the row's own. */
+function current(row: RefreshTokenRecord, { tokenHashes, locatorKey }: Presented): boolean {
+  return locatorKey === null || (row.secretHash !== null && tokenHashes.includes(row.secretHash));
+}
+
+/** The row a presented token names (its grant's, or its own), and whether it is that row's current token. */
+export async function findRefreshToken(db: Database, presented: Presented) {
+  const row = await db.select().from(refreshTokens).where(named(presented)).get();
+  return row && { ...row, current: current(row, presented) };
 }
 
 function selectForRotation(db: Database) {
@@ -63,32 +67,25 @@ function selectForRotation(db: Database) {
 
 export type TokenForRotation = Awaited<ReturnType<typeof findRefreshTokenForRotation>>;
 
-/** The token's row with its user's status (null when the user is gone) and subject, in one read for the refresh grant. */
-export async function findRefreshTokenForRotation(db: Database, tokenHashes: string[], family: string | null) {
-  const found = await selectForRotation(db).where(holding(tokenHashes, family)).get();
-  return found && { ...found, current: tokenHashes.includes(found.token.tokenHash) };
+/** The named row with its user's status (null when the user is gone) and subject, in one read for the refresh grant. */
+export async function findRefreshTokenForRotation(db: Database, presented: Presented) {
+  const found = await selectForRotation(db).where(named(presented)).get();
+  return found && { ...found, current: current(found.token, presented) };
 }
-
-/**
- * The grant's token list with its current token appended and the oldest dropped past
- * ROTATED_TOKENS_KEPT (in an UPDATE's SET, the row's values before the update).
- */
-const withCurrentKept = sql`json_insert(CASE WHEN json_array_length(coalesce(${refreshTokens.previousHashes}, '[]')) >= ${ROTATED_TOKENS_KEPT} THEN json_remove(${refreshTokens.previousHashes}, '$[0]') ELSE coalesce(${refreshTokens.previousHashes}, '[]') END, '$[#]', ${refreshTokens.tokenHash})`;
 
 /** Whether the row's user may still sign in (neither gone nor inactive, blocked or deleted). */
 const userMaySignIn = sql`EXISTS (SELECT 1 FROM ${users} WHERE ${users.id} = ${refreshTokens.userId} AND ${notInArray(users.status, Object.keys(REFUSED_USER_STATUSES).map(Number))})`;
 
 /**
- * The refresh grant's one D1 round trip (a batch): the presented token, if it is `clientId`'s
- * current token of a grant rotated in place, live and unexpired, and its user may sign in, is
- * replaced by `successor` in its row (which keeps it among the grant's last tokens); then the row
- * is read with its user, found by the successor or by the presented token. `rotated` says whether
- * the replacement took; when it did not, the row (if the presented token is still its current
- * one) tells why.
+ * The refresh grant's one D1 round trip (a batch): in the grant row `locatorKey` names, the current
+ * token, if it is the presented one (stored as one of `tokenHashes`), `clientId`'s, live and
+ * unexpired, and its user may sign in, is replaced by `successor` (the presented one's hash kept
+ * as `rotated_from`, for the grace window); then the row is read with its user. `rotated` says
+ * whether the replacement took; when it did not, the row says why.
  */
 export async function rotateInPlace(
   db: Database,
-  tokenHashes: string[],
+  { tokenHashes, locatorKey }: { tokenHashes: string[]; locatorKey: string },
   clientId: string,
   successor: Successor,
 ): Promise<{ rotated: boolean; found: TokenForRotation }> {
@@ -96,49 +93,49 @@ export async function rotateInPlace(
     db
       .update(refreshTokens)
       .set({
-        tokenHash: successor.tokenHash,
-        rotatedFrom: sql`${refreshTokens.tokenHash}`,
-        previousHashes: withCurrentKept,
+        secretHash: successor.secretHash,
+        rotatedFrom: sql`${refreshTokens.secretHash}`,
         rotated: successor.created,
         created: successor.created,
         expires: successor.expires,
       })
       .where(
         and(
-          inArray(refreshTokens.tokenHash, tokenHashes),
+          eq(refreshTokens.tokenHash, locatorKey),
+          inArray(refreshTokens.secretHash, tokenHashes),
           eq(refreshTokens.clientId, clientId),
           isNull(refreshTokens.revoked),
           gt(refreshTokens.expires, successor.created),
           userMaySignIn,
         ),
       ),
-    selectForRotation(db).where(inArray(refreshTokens.tokenHash, [successor.tokenHash, ...tokenHashes])),
+    selectForRotation(db).where(eq(refreshTokens.tokenHash, locatorKey)),
   ]);
   const [row] = rows;
-  return { rotated: replaced.meta.changes === 1, found: row && { ...row, current: true } };
+  const rotated = replaced.meta.changes === 1;
+  return {
+    rotated,
+    found: row && { ...row, current: rotated || current(row.token, { tokenHashes, locatorKey }) },
+  };
 }
 
 /**
  * A rotation in place repeated within the grace window: the grant's current token, unused since
- * the rotation the presented token made (the row's `rotated_from` is still that token's), is
- * replaced by `successor` and kept among its last tokens, whichever repeat replaced it last. False
- * when the current token has been used since, or the grant was revoked.
+ * the rotation the presented token made (`rotated_from` is still that token's hash), is replaced
+ * by `successor`, whichever repeat replaced it last. False when the current token has been used
+ * since, or the grant was revoked.
  */
-export async function replaceCurrentToken(
-  db: Database,
-  row: RefreshTokenRecord,
-  rotatedFrom: string,
-  successor: Successor,
-): Promise<boolean> {
+export async function replaceCurrentToken(db: Database, row: RefreshTokenRecord, successor: Successor) {
   const replaced = await db
     .update(refreshTokens)
-    .set({
-      tokenHash: successor.tokenHash,
-      previousHashes: withCurrentKept,
-      created: successor.created,
-      expires: successor.expires,
-    })
-    .where(and(eq(refreshTokens.id, row.id), eq(refreshTokens.rotatedFrom, rotatedFrom), isNull(refreshTokens.revoked)))
+    .set({ secretHash: successor.secretHash, created: successor.created, expires: successor.expires })
+    .where(
+      and(
+        eq(refreshTokens.id, row.id),
+        eq(refreshTokens.rotatedFrom, row.rotatedFrom ?? ""),
+        isNull(refreshTokens.revoked),
+      ),
+    )
     .run();
   return replaced.meta.changes === 1;
 }
@@ -151,7 +148,7 @@ export async function replaceCurrentToken(
 export async function rotateRefreshToken(
   db: Database,
   presented: RefreshTokenRecord,
-  successor: Successor,
+  successor: FirstToken,
 ): Promise<boolean> {
   const [rotated] = await db.batch([
     db
@@ -171,7 +168,7 @@ export async function rotateRefreshToken(
 export async function replaceUnusedSuccessor(
   db: Database,
   parent: RefreshTokenRecord,
-  successor: Successor,
+  successor: FirstToken,
 ): Promise<boolean> {
   const [replaced] = await db.batch([
     db
@@ -197,7 +194,7 @@ export async function replaceUnusedSuccessor(
  * (SQLite's changes(), in the batch's one transaction): a rotation that lost its race, or found no
  * unused successor to replace, leaves no live token behind for a later request to count.
  */
-function insertSuccessorAfterUpdate(db: Database, parent: RefreshTokenRecord, successor: Successor) {
+function insertSuccessorAfterUpdate(db: Database, parent: RefreshTokenRecord, successor: FirstToken) {
   const value = <T>(v: T) => sql<T>`${v}`;
   return db.insert(refreshTokens).select(
     db
@@ -214,8 +211,8 @@ function insertSuccessorAfterUpdate(db: Database, parent: RefreshTokenRecord, su
         revoked: sql<null>`NULL`.as("revoked"),
         parentId: refreshTokens.id,
         rotated: sql<null>`NULL`.as("rotated"),
+        secretHash: value(successor.secretHash).as("secret_hash"),
         rotatedFrom: sql<null>`NULL`.as("rotated_from"),
-        previousHashes: sql<null>`NULL`.as("previous_hashes"),
         authTime: refreshTokens.authTime,
         sid: refreshTokens.sid,
         method: refreshTokens.method,

@@ -54,18 +54,18 @@ export const refreshTokens = sqliteTable(
     parentId: integer("parent_id"),
     /**
      * When this token was rotated by its own use: a row of a token issued before rotation in place
-     * (one without its family in it) is then revoked; a grant's row rotated in place is not, and
-     * `rotated` is when its current token replaced the one in `rotatedFrom`.
+     * (a secret alone) is then revoked; a grant's row rotated in place is not, and `rotated` is when
+     * its current token replaced the one `rotatedFrom` holds the hash of.
      */
     rotated: integer("rotated"),
     /**
-     * Rotation in place (oauth/refresh-tokens.ts): the stored form of the token whose use made the
-     * current one (its presenting again within the grace window answers anew), and the stored forms
-     * of the grant's last tokens (a JSON array, oldest first, at most ROTATED_TOKENS_KEPT), whose
-     * presenting is reuse. Null for rows of tokens issued before rotation in place.
+     * Rotation in place (oauth/refresh-tokens.ts), for a grant whose `token_hash` is
+     * `rt:<locator>`: the keyed hash of its current token, and that of the token whose use made the
+     * current one (presenting it again within the grace window answers anew). Null for rows of
+     * tokens issued before, which are found by `token_hash` itself.
      */
+    secretHash: text("secret_hash"),
     rotatedFrom: text("rotated_from"),
-    previousHashes: text("previous_hashes", { mode: "json" }).$type<string[]>(),
     /**
      * What the grant's ID tokens say of the sign-in it came from (OpenID Connect): when it was,
      * the browser session's `sid`, and how (sessions.method). Null where the grant had none.

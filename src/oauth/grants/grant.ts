@@ -136,7 +136,7 @@ export async function userTokensWithNewGrant(
 ): Promise<TokenResponse> {
   const { c, client, now } = request;
   const db = c.get("db")();
-  const refresh = await newRefreshToken(c.env, now, grant);
+  const refresh = await newRefreshToken(c.env, now);
   // Signed before anything is written: a signing key that fails (a 503 while misconfigured) must
   // leave no grant behind whose tokens the client never got.
   const response = await userTokens(request, userId, userGrant, {
@@ -148,6 +148,7 @@ export async function userTokensWithNewGrant(
   await db.batch([
     insertRefreshToken(db, {
       tokenHash: refresh.tokenHash,
+      secretHash: refresh.secretHash,
       clientId: client.id,
       userId,
       family: grant,

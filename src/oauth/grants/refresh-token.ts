@@ -7,10 +7,11 @@
  *
  * A grant's token is rotated in its row (oauth/refresh-tokens.ts) in one D1 batch that checks the
  * token, its client, its expiry and its user as it replaces it: one round trip to the primary. The
- * answer is signed after that write: a signing key that fails (a 503) leaves a rotation whose
- * answer was lost, which the client's retry gets past in the grace window, as any lost answer.
- * Tokens of the earlier form (a row each), and a request that narrows the scope (checked before
- * anything is written), read first and rotate after.
+ * answer is signed after that write, once the signing keys are known to sign: what can fail then
+ * is a platform call (an ID token's claims read), whose 503 says to retry within a second, in the
+ * grace window. Tokens of the earlier form (a row
+ * each), and a request that narrows the scope (checked before anything is written), read first and
+ * rotate after.
  *
  * The grace window (oauth/refresh-tokens.ts): a token rotated moments ago whose successor is still
  * unused is rotated again, its successor revoked, since that is what a client does whose answer
@@ -21,6 +22,7 @@
  */
 import {
   findRefreshTokenForRotation,
+  type Presented,
   type RefreshTokenRecord,
   replaceCurrentToken,
   replaceUnusedSuccessor,
@@ -30,70 +32,90 @@ import {
 } from "../../db/queries/refresh-tokens";
 import { refusalOf } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
-import { inRotationGrace, newRefreshToken, refreshTokenFamily, refreshTokenForms } from "../refresh-tokens";
+import { keyId, keyRing } from "../../security/data-protection";
+import { inRotationGrace, newRefreshToken, nextRefreshToken, presentedRefreshToken } from "../refresh-tokens";
 import { revokeGrant } from "../revocation";
+import { assertCanSign } from "../tokens";
 import type { TokenResponse } from "../../schemas/responses/oauth";
 import { type Grant, type GrantRequest, userTokens } from "./grant";
 
 type Found = NonNullable<TokenForRotation>;
 
-/** The request, and the presented token's stored forms and grant (null for a token of the earlier form). */
-type Presented = { request: GrantRequest; forms: string[]; family: string | null };
-
 export const refreshTokenGrant: Grant = async (request) => {
   const { c, client, params, now } = request;
   if (!params.refresh_token) throw invalidRequest("Parameter 'refresh_token' is missing");
   const db = c.get("db")();
-  const forms = await refreshTokenForms(c.env, params.refresh_token);
-  const family = refreshTokenFamily(params.refresh_token);
-  const presented: Presented = { request, forms, family };
+  // The answer is signed after the rotation is written: keys that cannot sign are found first.
+  await assertCanSign(c.env);
+  const presented = await presentedRefreshToken(c.env, params.refresh_token);
+  const { tokenHashes, locatorKey } = presented;
   // The steady state: a grant's current token, its scope kept, rotated in one round trip.
-  if (family !== null && request.scopes === undefined) {
-    const successor = await newRefreshToken(c.env, now, family);
-    const { rotated, found } = await rotateInPlace(db, forms, client.id, successor);
+  if (locatorKey !== null && request.scopes === undefined) {
+    const successor = await nextRefreshToken(c.env, now, locatorKey);
+    const { rotated, found } = await rotateInPlace(db, { tokenHashes, locatorKey }, client.id, successor);
     if (rotated && found) return answer(request, found, found.token.scope, successor.token);
-    // Not rotated: the row, if the token is still its current one, says why; else it may be one of its last.
-    return rotateChecked(presented, found ?? (await findRefreshTokenForRotation(db, forms, family)));
+    // Not rotated: the row says why.
+    return rotateChecked(request, presented, found);
   }
-  return rotateChecked(presented, await findRefreshTokenForRotation(db, forms, family));
+  return rotateChecked(request, presented, await findRefreshTokenForRotation(db, presented));
 };
 
-/** The presented token checked as read, then rotated: every path but the steady state's. */
-async function rotateChecked(presented: Presented, found: Found | undefined): Promise<TokenResponse> {
-  const { request } = presented;
-  const { client, now } = request;
+/** The presented token checked against its row as read, then rotated: every path but the steady state's. */
+async function rotateChecked(
+  request: GrantRequest,
+  presented: Presented,
+  found: Found | undefined,
+): Promise<TokenResponse> {
+  const { c, client, now } = request;
   // The same answer for unknown tokens and for another client's: neither tells the caller more.
   if (!found || found.token.clientId !== client.id) throw invalidGrant("The refresh token is invalid");
   const { token } = found;
-  if (presented.family === null) return rotateEarlierForm(request, found);
-  // A grant rotated in place: its current token, or one of its last, answered anew only in the window.
+  if (presented.locatorKey === null) return rotateEarlierForm(request, found);
+  if (!found.current) {
+    // The grant's locator, not its current token: within the window the token whose use made the
+    // current one is answered anew; any other was one of the grant's earlier tokens, which only its
+    // holders ever saw: reuse. Unless the current token's hash is under a key no longer read,
+    // which tells nothing of the presented one.
+    const again = token.rotatedFrom !== null && presented.tokenHashes.includes(token.rotatedFrom);
+    if (!again || !inRotationGrace(token, now)) {
+      if (token.secretHash !== null && !(await underReadKey(request, token.secretHash))) {
+        throw invalidGrant("The refresh token is invalid");
+      }
+      return refuseReuse(request, token);
+    }
+  }
   if (token.revoked !== null) return refuseReuse(request, token);
-  // Presented again: answered anew only within the window, and only the token whose use made the current one.
-  const again = !found.current;
-  const { rotatedFrom } = token;
-  const mayAnswerAgain = inRotationGrace(token, now) && rotatedFrom !== null && presented.forms.includes(rotatedFrom);
-  if (again && !mayAnswerAgain) return refuseReuse(request, token);
   const scope = checkedScope(request, found);
-  const db = request.c.get("db")();
-  const successor = await newRefreshToken(request.c.env, now, token.family);
-  if (again) {
-    // Replaced only while still the token that rotation made, unused since.
-    if (!(await replaceCurrentToken(db, token, rotatedFrom!, successor))) return refuseReuse(request, token);
-  } else if (!(await rotateInPlace(db, [token.tokenHash], client.id, successor)).rotated) {
-    // Rotated or revoked since it was read: the token is read again and judged as it now is.
-    return rotateChecked(presented, await findRefreshTokenForRotation(db, presented.forms, presented.family));
+  const db = c.get("db")();
+  const successor = await nextRefreshToken(c.env, now, presented.locatorKey);
+  if (!found.current) {
+    // Replaced only while the current token is still the one that rotation made, unused since.
+    if (!(await replaceCurrentToken(db, token, successor))) return refuseReuse(request, token);
+  } else {
+    const named = { tokenHashes: [token.secretHash!], locatorKey: presented.locatorKey };
+    const again = await rotateInPlace(db, named, client.id, successor);
+    // Rotated or revoked since it was read: judged again as it now is.
+    if (!again.rotated) return rotateChecked(request, presented, again.found);
   }
   return answer(request, found, scope, successor.token);
 }
 
-/** A token of the earlier form: a row of its own, revoked by its rotation, whose successor is a grant row of the new form. */
+/** Whether a stored hash (`<key id>.<hash>`) is under a key of the ring: the current one, or during a rotation the previous. */
+async function underReadKey({ c }: GrantRequest, stored: string): Promise<boolean> {
+  const { current, previous } = keyRing(c.env);
+  const tag = stored.slice(0, stored.indexOf("."));
+  const ids = await Promise.all([current, ...(previous ? [previous] : [])].map(keyId));
+  return ids.includes(tag);
+}
+
+/** A token of the earlier form: a row of its own, revoked by its rotation, whose successor starts a grant row. */
 async function rotateEarlierForm(request: GrantRequest, found: Found): Promise<TokenResponse> {
   const { c, now } = request;
   const db = c.get("db")();
   const presented = found.token;
   if (presented.revoked !== null && !inRotationGrace(presented, now)) return refuseReuse(request, presented);
   const scope = checkedScope(request, found);
-  const successor = await newRefreshToken(c.env, now, presented.family);
+  const successor = await newRefreshToken(c.env, now);
   if (presented.revoked !== null) {
     // Within the window: the unused successor is replaced; none left unused and unrevoked is reuse.
     if (!(await replaceUnusedSuccessor(db, presented, successor))) return refuseReuse(request, presented);
@@ -102,9 +124,10 @@ async function rotateEarlierForm(request: GrantRequest, found: Found): Promise<T
   if (await rotateRefreshToken(db, presented, successor)) return answer(request, found, scope, successor.token);
   // Revoked since it was read: by a rotation racing this one (a client's retry racing its own
   // first request), which the window covers as if it had come after; by anything else, reuse.
-  const rotatedSince = (await findRefreshTokenForRotation(db, [presented.tokenHash], null))?.token;
+  const rotatedSince = (await findRefreshTokenForRotation(db, { tokenHashes: [presented.tokenHash], locatorKey: null }))
+    ?.token;
   if (!rotatedSince || !inRotationGrace(rotatedSince, now)) return refuseReuse(request, presented);
-  const replacement = await newRefreshToken(c.env, now, presented.family);
+  const replacement = await newRefreshToken(c.env, now);
   if (!(await replaceUnusedSuccessor(db, rotatedSince, replacement))) return refuseReuse(request, presented);
   return answer(request, found, scope, replacement.token);
 }
