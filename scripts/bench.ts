@@ -15,13 +15,15 @@
  * twin on the same state, in passes of their own.
  * BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 10) bound the load; BENCH_ROUTES
  * (comma-separated words, such as `refresh,status`) loads only the routes whose label has one of
- * them, and the user searches only when one of them is `users`. Everything it starts is stopped
- * before it exits.
+ * them, and the user searches only when one of them is `users`. `npm run bench -- --geography`
+ * instead times the sign-in flows as callers in Oslo, Virginia and Sydney meet them
+ * (lib/bench/geography.ts). Everything it starts is stopped before it exits.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
+import { benchGeography } from "./lib/bench/geography";
 import { LoadMeter } from "./lib/bench/measure";
 import { CONNECTIONS, ROUNDS, ROUTE_FILTER, SECONDS } from "./lib/bench/plan";
 import { printBundleSize, printRouteTable, printUserSearchTable } from "./lib/bench/report";
@@ -35,6 +37,10 @@ const work = await mkdtemp(join(tmpdir(), "acapi-bench-"));
 let runtime: Miniflare | undefined;
 try {
   const secrets = { TOKEN_SIGNING_KEYS: await generateSigningKeys(), DATA_PROTECTION_KEY: generateDataProtectionKey() };
+  if (process.argv.includes("--geography")) {
+    await benchGeography(work, secrets);
+    process.exit(0);
+  }
   const started = await startWorkers(work, secrets);
   runtime = started.runtime;
   const meter = new LoadMeter(workerdCpuReader());
