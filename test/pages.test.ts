@@ -47,7 +47,7 @@ async function webviewCode() {
     );
     return (await container(res)).data.code as string;
   };
-  return { web, code: await again(), again };
+  return { web, user, code: await again(), again };
 }
 
 const authorizePath = (clientId: string, extra: Record<string, string> = {}) =>
@@ -238,6 +238,21 @@ describe("a way back to the client", () => {
   });
 });
 
+describe("a webview code refused for its user", () => {
+  it("links back to the app, and offers no language switch that would open the spent code again", async () => {
+    const { code, user } = await webviewCode();
+    await createUser(Number(user.row.userId), { ...user.row, status: -2 });
+    const refused = await expectPage(
+      await call(`/oauth/webview?code=${encodeURIComponent(code)}`),
+      400,
+      "This link does not work",
+      { frameable: true },
+    );
+    expect(wayBack(refused).searchParams.get("error")).toBe("access_denied");
+    expect(refused).not.toContain('class="languages"');
+  });
+});
+
 describe("the webview's account switch", () => {
   it("wears the client's colours and switches language without spending the code", async () => {
     const first = await webviewCode();
@@ -301,6 +316,26 @@ describe("the try-again page's language switch", () => {
       body: new URLSearchParams({ client_id: app.id, redirect_uri: CALLBACK, csrf: "x" }).toString(),
     });
     expect(await expectPage(posted, 503, "We could not finish this just now")).not.toContain('class="languages"');
+  });
+
+  it("carries no ID token hint on, so that following it never repeats a proven sign-out", async () => {
+    const app = await brandedClient({ postLogoutRedirectUris: ["https://test.example/bye"] });
+    const { env: faulty } = faultyEnv({ DB: { kind: "outage" } });
+    const query = new URLSearchParams({
+      id_token_hint: "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.sig",
+      client_id: app.id,
+      post_logout_redirect_uri: "https://test.example/bye",
+    });
+    const failed = await expectPage(
+      await fetchWith(faulty, `/oauth/logout?${query}`),
+      503,
+      "We could not finish this just now",
+    );
+    expect(failed).not.toContain("eyJhbGciOiJub25lIn0");
+    const swedish = new URL(languageLink(failed, "sv-SE")!, "https://x");
+    expect(swedish.pathname).toBe("/oauth/logout");
+    expect(swedish.searchParams.has("id_token_hint")).toBe(false);
+    expect(swedish.searchParams.get("client_id")).toBe(app.id);
   });
 });
 

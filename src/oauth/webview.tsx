@@ -210,6 +210,11 @@ async function failurePage(
     c,
     reason === "expired" || reason === "used" ? 410 : 400,
     { locale, title: message.title, body },
-    { frameable: true, ...(back && clientBranding(back.client)), languages: sameAddressIn(c) },
+    {
+      frameable: true,
+      ...(back && clientBranding(back.client)),
+      // Opened again, a refused code (spent all the same) would say "used": no switch to that.
+      languages: reason === "refused" ? undefined : sameAddressIn(c),
+    },
   );
 }

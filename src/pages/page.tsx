@@ -72,15 +72,18 @@ function LanguageSwitch({ locale, href }: { locale: Locale; href: (locale: Local
 }
 
 /**
- * The language switch of a page that a GET answered: the same address in another locale. None for
- * a page that answers a form post, which a link cannot send again.
+ * The language switch of a page that a GET answered: the same address in another locale, without
+ * an `id_token_hint`: a link never carries an ID token on (and one that did could repeat a proven
+ * sign-out). None for a page that answers a form post, which a link cannot send again.
  */
 export function sameAddressIn(c: Context<AppEnv>): ((locale: Locale) => string) | undefined {
   if (c.req.method !== "GET") return undefined;
   return (locale) => {
     const url = new URL(c.req.url);
+    url.searchParams.delete("id_token_hint");
     url.searchParams.set("locale", locale);
-    return `${url.pathname}${url.search}`;
+    // One leading slash: `//host` would be read as another site's address.
+    return `/${url.pathname.replace(/^\/+/, "")}${url.search}`;
   };
 }
 
