@@ -47,7 +47,7 @@ import { clientBranding } from "../pages/client-style";
 import { type Locale, LOCALE_PARAMETER, pageLocale, uiLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
 import { queueLinkRequest } from "../queues/link-requests";
-import { type PageStatus, renderPage } from "../pages/page";
+import { type PageStatus, renderPage, WayBack } from "../pages/page";
 import { canonicalEmailAddress } from "../schemas/email-address";
 import { requestedFields } from "../schemas/client-fields";
 import { readSignUpProfile, signUpFields } from "../schemas/sign-up";
@@ -618,11 +618,7 @@ function requestInvalidPage(
           <p>
             <code>{error}</code>
           </p>
-          {client?.clientUri && (
-            <p>
-              <a href={client.clientUri}>{text.backTo(client.name)}</a>
-            </p>
-          )}
+          <WayBack locale={locale} back={client?.clientUri ? { href: client.clientUri, client } : undefined} />
         </>
       ),
     },

@@ -17,7 +17,7 @@ import { nowInSeconds } from "../http/datetime";
 import { isForm } from "../http/media-type";
 import { type Locale, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
-import { Alert, CodeInput, type PageStatus, renderPage } from "../pages/page";
+import { Alert, CodeInput, type PageStatus, renderPage, WayBack } from "../pages/page";
 import { hashPassword } from "../security/password";
 import { auditEntry, type SignInClient } from "../events/audit";
 import { signOutUser } from "./sign-out";
@@ -281,11 +281,7 @@ async function linkFailurePage(
   const page = (
     <>
       <p>{body}</p>
-      {back && (
-        <p>
-          <a href={back.href}>{text.backTo(back.client.name)}</a>
-        </p>
-      )}
+      <WayBack locale={locale} back={back} />
     </>
   );
   return renderPage(

@@ -28,7 +28,7 @@ import { type ExchangeCodeRecord, peekExchangeCode, spendExchangeCode } from "..
 import { clientBranding } from "../pages/client-style";
 import { type Locale, LOCALE_PARAMETER, pageLocale } from "../pages/locale";
 import { MESSAGES } from "../pages/messages";
-import { renderPage, sameAddressIn } from "../pages/page";
+import { renderPage, sameAddressIn, WayBack } from "../pages/page";
 import { clientWayBack, redirectTo } from "./authorization-response";
 import { csrfToken, csrfTokenValid } from "./csrf";
 import { isRegisteredRedirectUri } from "./redirect-uri";
@@ -199,11 +199,7 @@ async function failurePage(
   const body = (
     <>
       <p>{message.text}</p>
-      {back && (
-        <p>
-          <a href={back.href}>{text.backTo(back.client.name)}</a>
-        </p>
-      )}
+      <WayBack locale={locale} back={back} />
     </>
   );
   return renderPage(

@@ -47,6 +47,15 @@ export function CodeInput({ label, hint }: { label: string; hint?: string | unde
   );
 }
 
+/** The way back to the client from a page where its flow ended, when there is one. */
+export function WayBack({ locale, back }: { locale: Locale; back?: { href: string; client: { name: string } } }) {
+  return back ? (
+    <p>
+      <a href={back.href}>{MESSAGES[locale].backTo(back.client.name)}</a>
+    </p>
+  ) : null;
+}
+
 /** Each locale's name in its own language. */
 const LANGUAGE_NAMES: Record<Locale, string> = { en_US: "English", nb_NO: "Norsk", sv_SE: "Svenska" };
 
