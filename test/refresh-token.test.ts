@@ -340,6 +340,19 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
     expect((await grantRow(client)).revoked).toBeNull();
   });
 
+  it("refuses, without revoking, a retry within the window whose rotation's hash is under a key no longer read", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const first = tokens.refresh_token as string;
+    await refreshed(client, first);
+    const row = await grantRow(client);
+    // As if the rotation had been made by an isolate that read a key this one no longer does.
+    const retired = `${"z".repeat(11)}.${row.rotatedFrom!.slice(row.rotatedFrom!.indexOf(".") + 1)}`;
+    await openDatabase(env.DB).update(refreshTokens).set({ rotatedFrom: retired }).where(eq(refreshTokens.id, row.id));
+    await expectInvalidGrant(await refresh(client, first));
+    expect((await grantRow(client)).revoked).toBeNull();
+  });
+
   it("answers nothing, and writes nothing, while the signing keys cannot sign", async () => {
     const client = await newClient();
     const { tokens } = await signedIn(client);

@@ -81,15 +81,16 @@ function LanguageSwitch({ locale, href }: { locale: Locale; href: (locale: Local
 }
 
 /**
- * The language switch of a page that a GET answered: the same address in another locale, without
- * an `id_token_hint`: a link never carries an ID token on (and one that did could repeat a proven
- * sign-out). None for a page that answers a form post, which a link cannot send again.
+ * The language switch of a page that a GET answered: the same address in another locale. None for
+ * a page that answers a form post, which a link cannot send again, nor for an address with an
+ * `id_token_hint`: a link never carries an ID token on, and one without it would be another
+ * request (a sign-out no longer proven, an authorization request no longer bound to its user).
  */
 export function sameAddressIn(c: Context<AppEnv>): ((locale: Locale) => string) | undefined {
   if (c.req.method !== "GET") return undefined;
+  const url = new URL(c.req.url);
+  if (url.searchParams.has("id_token_hint")) return undefined;
   return (locale) => {
-    const url = new URL(c.req.url);
-    url.searchParams.delete("id_token_hint");
     url.searchParams.set("locale", locale);
     // One leading slash: `//host` would be read as another site's address.
     return `/${url.pathname.replace(/^\/+/, "")}${url.search}`;
