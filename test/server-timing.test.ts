@@ -88,18 +88,6 @@ describe("Server-Timing (development and staging only)", () => {
     expect(Number(written)).toBe(2);
   });
 
-  it("reads no D1 for the client of a login page that this isolate showed in the last minute", async () => {
-    const page = () =>
-      call(
-        `/oauth/authorize?client_id=${webClient.id}&redirect_uri=${encodeURIComponent(webClient.redirectUris[0]!)}&response_type=code`,
-      );
-    await (await page()).text();
-    const again = await page();
-    expect(again.status).toBe(200);
-    const [, queries] = TIMING.exec(again.headers.get("Server-Timing") ?? "") ?? [];
-    expect(Number(queries)).toBe(0);
-  });
-
   it.each([
     ["staging", true],
     ["production", false],

@@ -12,7 +12,7 @@
  * 3 is not for it: a missing or unregistered one is shown as a page, never sent anywhere.
  */
 import type { ClientRecord } from "../db/queries/clients";
-import { findCachedClient } from "./client-auth";
+import { findClient } from "../db/queries/clients";
 import type { Database } from "../db/client";
 import type { Bindings } from "../env";
 import type { RequestedClaims } from "../schemas/requested-claims";
@@ -114,7 +114,7 @@ export async function judgeAuthorizationRequest(
     return { value: values.length === 1 && values[0] !== "" ? values[0] : undefined, repeated: values.length > 1 };
   };
   const { value: clientId } = single("client_id");
-  const client = clientId && clientId.length <= MAX_PARAMETER_LENGTH ? await findCachedClient(db, clientId) : undefined;
+  const client = clientId && clientId.length <= MAX_PARAMETER_LENGTH ? await findClient(db, clientId) : undefined;
   if (!client) {
     return { outcome: "page", failure: { error: "invalid_request", description: "Unknown or missing client_id" } };
   }

@@ -3,8 +3,8 @@
  * client_secret in the body, never both. Every failure is the same 401 invalid_client_id, and an
  * unknown client costs the same secret hash as a known one.
  *
- * Found clients are cached per isolate for CLIENT_CACHE_TTL_MS, so a token request (and an
- * authorization request, findCachedClient) usually needs no D1 round trip for its client (measured locally: 904 -> 4,150 token requests/s; docs/benchmarks.md).
+ * Found clients are cached per isolate for CLIENT_CACHE_TTL_MS, so a token request usually needs
+ * no D1 round trip (measured locally: 904 -> 4,150 token requests/s; docs/benchmarks.md).
  * Changes to a client (secret, grants, redirect URIs, allow-list, deletion) apply within that
  * time, as they do for the rate limiter's policy; a secret that fails against a cached record is
  * checked against D1 before it is refused, so a rotated secret works at once. After a rotation the
@@ -42,14 +42,6 @@ const clientCache = new IsolateCache<CachedClient>(CLIENT_CACHE_TTL_MS);
  */
 export function forgetClient(id: string): void {
   clientCache.set(id, undefined);
-}
-
-/**
- * The client by id, from this isolate's cache (CLIENT_CACHE_TTL_MS) or D1: for the authorization
- * endpoint, whose every request names its client, as the token endpoint's do.
- */
-export async function findCachedClient(db: Database, id: string): Promise<ClientRecord | undefined> {
-  return (clientCache.get(id) ?? (await loadClient(db, id)))?.record;
 }
 
 type BodyCredentials = { client_id?: string | undefined; client_secret?: string | undefined };
