@@ -15,8 +15,8 @@ import { type Fault, faultyEnv, fetchWith } from "../helpers/faults";
 import { basicAuth, bearer, call, postForm, userTokenResponse } from "../helpers/http";
 import { createClient, createUser } from "../helpers/seed";
 
-/** A refresh's storage calls: one D1 batch that rotates the token in place and reads it back with its user. */
-const REFRESH_CALLS = [{ n: 1, what: "the rotation batch" }] as const;
+/** A refresh's storage calls: one D1 statement that rotates the token in place and returns its row. */
+const REFRESH_CALLS = [{ n: 1, what: "the rotation" }] as const;
 
 const CALLBACK = "https://test.example/callback";
 let nextUser = 12_000 + Math.floor(Math.random() * 50) * 20;
@@ -126,13 +126,13 @@ describe("a refresh whose storage call fails", () => {
 
   it("lost twice, the rotation and then its retry, still succeeds on the third try", async () => {
     const { client, refreshToken } = await signedIn();
-    const lostBatch: Fault = { kind: "nth", n: 1, applied: true };
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      const lost = await fetchWith(
-        faultyEnv({ DB: lostBatch }).env,
-        "/oauth/token",
-        refreshRequest(client, refreshToken),
-      );
+    // The rotation (the first call), then the retry's replacement in the grace window (its third:
+    // the rotation that finds the token replaced, the row's read, the replacement), each applied
+    // and its answer lost.
+    for (const n of [1, 3]) {
+      const { env: faulty, counts } = faultyEnv({ DB: { kind: "nth", n, applied: true } });
+      const lost = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+      expect(counts.DB.failed).toBe(1);
       expect(lost.status).toBe(503);
       await lost.body?.cancel();
     }
@@ -145,12 +145,12 @@ describe("a refresh whose storage call fails", () => {
 });
 
 describe("grant_type=refresh_token, the rotation landing after its deadline", () => {
-  /** The rotation batch stalls past the 3 s deadline, then is applied after all. */
-  const lateBatch: Fault = { kind: "late", n: 1, ms: CALL_DEADLINE_MS + 500 };
+  /** The rotation stalls past the 3 s deadline, then is applied after all. */
+  const lateRotation: Fault = { kind: "late", n: 1, ms: CALL_DEADLINE_MS + 500 };
 
   it("retried after it landed: the retry is answered within the grace window", { timeout: 15_000 }, async () => {
     const { client, refreshToken } = await signedIn();
-    const { env: faulty, counts } = faultyEnv({ DB: lateBatch });
+    const { env: faulty, counts } = faultyEnv({ DB: lateRotation });
     const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
     expect(first.status).toBe(503);
     await first.body?.cancel();
@@ -167,7 +167,7 @@ describe("grant_type=refresh_token, the rotation landing after its deadline", ()
     { timeout: 15_000 },
     async () => {
       const { client, refreshToken } = await signedIn();
-      const { env: faulty, counts } = faultyEnv({ DB: lateBatch });
+      const { env: faulty, counts } = faultyEnv({ DB: lateRotation });
       const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
       expect(first.status).toBe(503);
       await first.body?.cancel();

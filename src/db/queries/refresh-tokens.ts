@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNotNull, isNull, notInArray, or, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, gt, inArray, isNotNull, isNull, notInArray, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { clients, REFUSED_USER_STATUSES, refreshTokens, users } from "../schema";
 import { type ClientScope, inClientScope } from "./clients";
@@ -77,19 +77,22 @@ export async function findRefreshTokenForRotation(db: Database, presented: Prese
 const userMaySignIn = sql`EXISTS (SELECT 1 FROM ${users} WHERE ${users.id} = ${refreshTokens.userId} AND ${notInArray(users.status, Object.keys(REFUSED_USER_STATUSES).map(Number))})`;
 
 /**
- * The refresh grant's one D1 round trip (a batch): in the grant row `locatorKey` names, the current
- * token, if it is the presented one (stored as one of `tokenHashes`), `clientId`'s, live and
- * unexpired, and its user may sign in, is replaced by `successor` (the presented one's hash kept
- * as `rotated_from`, for the grace window); then the row is read with its user. `rotated` says
- * whether the replacement took; when it did not, the row says why.
+ * The refresh grant's one D1 round trip, one statement: in the grant row `locatorKey` names, the
+ * current token, if it is the presented one (stored as one of `tokenHashes`), `clientId`'s, live
+ * and unexpired, and its user may sign in, is replaced by `successor` (the presented one's hash
+ * kept as `rotated_from`, for the grace window), and the row comes back with its user's subject.
+ * Undefined when nothing was replaced: the row, read then, says why.
  */
 export async function rotateInPlace(
   db: Database,
   { tokenHashes, locatorKey }: { tokenHashes: string[]; locatorKey: string },
   clientId: string,
   successor: Successor,
-): Promise<{ rotated: boolean; found: TokenForRotation }> {
-  const [replaced, rows] = await db.batch([
+): Promise<NonNullable<TokenForRotation> | undefined> {
+  const userOf = (column: typeof users.uuid | typeof users.status) =>
+    sql`(SELECT ${column} FROM ${users} WHERE ${users.id} = ${refreshTokens.userId})`;
+  // A batch of one: D1 reports the rows a batch reads and writes (development's Server-Timing).
+  const [[row]] = await db.batch([
     db
       .update(refreshTokens)
       .set({
@@ -108,15 +111,16 @@ export async function rotateInPlace(
           gt(refreshTokens.expires, successor.created),
           userMaySignIn,
         ),
-      ),
-    selectForRotation(db).where(eq(refreshTokens.tokenHash, locatorKey)),
+      )
+      .returning({
+        ...getTableColumns(refreshTokens),
+        userUuid: userOf(users.uuid).mapWith(users.uuid),
+        userStatus: userOf(users.status).mapWith(users.status),
+      }),
   ]);
-  const [row] = rows;
-  const rotated = replaced.meta.changes === 1;
-  return {
-    rotated,
-    found: row && { ...row, current: rotated || current(row.token, { tokenHashes, locatorKey }) },
-  };
+  if (!row) return undefined;
+  const { userUuid, userStatus, ...token } = row;
+  return { token, userUuid, userStatus, current: true };
 }
 
 /**

@@ -5,8 +5,9 @@
  * (RFC 9700 §4.14.2), since either its owner or a thief now holds a stolen successor; the access
  * tokens issued under the family stop working too.
  *
- * A grant's token is rotated in its row (oauth/refresh-tokens.ts) in one D1 batch that checks the
- * token, its client, its expiry and its user as it replaces it: one round trip to the primary. The
+ * A grant's token is rotated in its row (oauth/refresh-tokens.ts) by one D1 statement that checks
+ * the token, its client, its expiry and its user as it replaces it, and returns the row: one round
+ * trip to the primary. The
  * answer is signed after that write, once the signing keys are known to sign: what can fail then
  * is a platform call (an ID token's claims read), whose 503 says to retry within a second, in the
  * grace window. Tokens of the earlier form (a row
@@ -52,10 +53,9 @@ export const refreshTokenGrant: Grant = async (request) => {
   // The steady state: a grant's current token, its scope kept, rotated in one round trip.
   if (locatorKey !== null && request.scopes === undefined) {
     const successor = await nextRefreshToken(c.env, now, locatorKey);
-    const { rotated, found } = await rotateInPlace(db, { tokenHashes, locatorKey }, client.id, successor);
-    if (rotated && found) return answer(request, found, found.token.scope, successor.token);
-    // Not rotated: the row says why.
-    return rotateChecked(request, presented, found);
+    const rotated = await rotateInPlace(db, { tokenHashes, locatorKey }, client.id, successor);
+    if (rotated) return answer(request, rotated, rotated.token.scope, successor.token);
+    // Not rotated: the row, read now, says why.
   }
   return rotateChecked(request, presented, await findRefreshTokenForRotation(db, presented));
 };
@@ -97,9 +97,10 @@ async function rotateChecked(
     if (!(await replaceCurrentToken(db, token, successor))) return refuseReuse(request, token);
   } else {
     const named = { tokenHashes: [token.secretHash!], locatorKey: presented.locatorKey };
-    const again = await rotateInPlace(db, named, client.id, successor);
     // Rotated or revoked since it was read: judged again as it now is.
-    if (!again.rotated) return rotateChecked(request, presented, again.found);
+    if (!(await rotateInPlace(db, named, client.id, successor))) {
+      return rotateChecked(request, presented, await findRefreshTokenForRotation(db, presented));
+    }
   }
   return answer(request, found, scope, successor.token);
 }
