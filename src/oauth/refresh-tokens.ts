@@ -36,18 +36,14 @@ export async function newRefreshToken(env: Bindings, now: number) {
   return { ...(await nextRefreshToken(env, now, tokenHash)), tokenHash };
 }
 
-/** The forms a presented token may be stored in: under the current key, or during a key rotation the previous. */
-export function refreshTokenForms(env: Bindings, token: string): Promise<string[]> {
-  return protectedForms(keyRing(env), token);
-}
-
-/** What a presented token names, to find its row by: its grant's locator (if it has one) and its stored forms. */
+/**
+ * What a presented token names, to find its row by: its grant's locator (if it has one), and the
+ * forms it may be stored in (under the current key, or during a key rotation the previous).
+ */
 export async function presentedRefreshToken(env: Bindings, token: string): Promise<Presented> {
   const locator = refreshTokenLocator(token);
-  return {
-    tokenHashes: await refreshTokenForms(env, token),
-    locatorKey: locator === null ? null : locatorKey(locator),
-  };
+  const tokenHashes = await protectedForms(keyRing(env), token);
+  return { tokenHashes, locatorKey: locator === null ? null : locatorKey(locator) };
 }
 
 /** A family for the tokens that one grant starts. */

@@ -36,7 +36,7 @@ type Successor = { secretHash: string; created: number; expires: number };
 /** A new grant's first token as stored: its row's locator key besides. */
 type FirstToken = Successor & { tokenHash: string };
 
-/** What a token presented as `tokenHashes` (refreshTokenForms) names: a grant's locator key, or itself. */
+/** What a token presented as `tokenHashes` (its stored forms, oauth/refresh-tokens.ts) names: a grant's locator key, or itself. */
 export type Presented = { tokenHashes: string[]; locatorKey: string | null };
 
 /**

@@ -33,7 +33,7 @@ import {
 } from "../../db/queries/refresh-tokens";
 import { refusalOf } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
-import { keyId, keyRing } from "../../security/data-protection";
+import { keyRing, underRingKey } from "../../security/data-protection";
 import { inRotationGrace, newRefreshToken, nextRefreshToken, presentedRefreshToken } from "../refresh-tokens";
 import { revokeGrant } from "../revocation";
 import { assertCanSign } from "../tokens";
@@ -82,7 +82,7 @@ async function rotateChecked(
       // from) leaves the presented token unknown, not earlier.
       const unread = [token.secretHash, inRotationGrace(token, now) ? token.rotatedFrom : null];
       for (const stored of unread) {
-        if (stored !== null && !(await underReadKey(request, stored)))
+        if (stored !== null && !(await underRingKey(keyRing(c.env), stored)))
           throw invalidGrant("The refresh token is invalid");
       }
       return refuseReuse(request, token);
@@ -103,14 +103,6 @@ async function rotateChecked(
     }
   }
   return answer(request, found, scope, successor.token);
-}
-
-/** Whether a stored hash (`<key id>.<hash>`) is under a key of the ring: the current one, or during a rotation the previous. */
-async function underReadKey({ c }: GrantRequest, stored: string): Promise<boolean> {
-  const { current, previous } = keyRing(c.env);
-  const tag = stored.slice(0, stored.indexOf("."));
-  const ids = await Promise.all([current, ...(previous ? [previous] : [])].map(keyId));
-  return ids.includes(tag);
 }
 
 /** A token of the earlier form: a row of its own, revoked by its rotation, whose successor starts a grant row. */
