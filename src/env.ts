@@ -21,6 +21,18 @@ export type Bindings = {
   LOGOUT_NOTICES: Queue<LogoutNotice>;
   /** Callback deliveries, queued by each client's schedule and made by the consumer (queues/callbacks.ts). */
   CALLBACKS: Queue<CallbackDelivery>;
+  /**
+   * The sign-in Worker (wrangler.sign-in.toml), placed next to the D1 primary: bound in the edge
+   * Worker of staging and production, which passes it the /oauth/* requests that need the primary
+   * (middleware/sign-in-worker.ts). Unbound, as in the sign-in Worker itself and locally, this
+   * Worker answers everything.
+   */
+  SIGN_IN?: Fetcher;
+  /**
+   * Where every client's Durable Object is made: a location hint (`weur`, `enam`, ...), the D1
+   * primary's region (docs/edge.md). Unset, an object is made near its first caller.
+   */
+  DURABLE_OBJECT_REGION?: DurableObjectLocationHint;
   /** The callbacks' batching window in seconds (docs/callbacks.md); 300 when unset. */
   CALLBACK_BATCH_SECONDS?: string;
   ENVIRONMENT: string;

@@ -46,7 +46,11 @@ import { SignInCounts } from "./sign-in-counts";
  * for those left running in the background after the answer.
  */
 export function rateLimiterFor(env: Bindings, clientId: string, timing?: RequestTiming) {
-  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(clientId));
+  const location = env.DURABLE_OBJECT_REGION;
+  const stub = env.RATE_LIMITER.get(
+    env.RATE_LIMITER.idFromName(clientId),
+    location === undefined ? undefined : { locationHint: location },
+  );
   return timing ? timedCalls(stub, timing) : stub;
 }
 

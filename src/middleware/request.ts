@@ -176,6 +176,8 @@ export const serverTiming = createMiddleware<AppEnv>(async (c, next) => {
   };
   c.set("timing", timing);
   await next();
+  // The sign-in Worker's answer carries its own (middleware/sign-in-worker.ts).
+  if (c.res.headers.has("Server-Timing")) return;
   const { d1 } = timing;
   const uncounted = d1.uncounted > 0 ? `, ${d1.uncounted} without a row count` : "";
   c.res.headers.set(

@@ -5,8 +5,11 @@
  * 503; anything else stays what it is, and a bug still answers a generic 500.
  */
 
-/** The bindings the Worker calls, as the logs and docs/reliability.md name them. */
-export type BindingName = "D1" | "KV" | "Durable Object" | "Queue";
+/**
+ * The bindings the Worker calls, as the logs and docs/reliability.md name them: the sign-in Worker
+ * is the edge Worker's service binding (middleware/sign-in-worker.ts).
+ */
+export type BindingName = "D1" | "KV" | "Durable Object" | "Queue" | "Sign-in Worker";
 
 /**
  * - `transient`: the platform failed this call (connection lost, an object reset); repeating a

@@ -1,7 +1,7 @@
 /**
  * The deployment commands, run as `npm run` runs them: `npm run keys` prints fresh secrets for
- * `wrangler secret bulk`, and `npm run deploy:<env>` applies migrations before it deploys (only its
- * refusals and its dry run are tested here: the rest needs a Cloudflare account).
+ * `wrangler secret bulk`, and `npm run deploy:<env>` applies migrations before it deploys its two
+ * Workers (only its refusals and its dry run are tested here: the rest needs a Cloudflare account).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
@@ -41,7 +41,10 @@ describe("npm run deploy:<environment>", () => {
     const result = run("deploy:staging", "--dry-run");
     expect(result.status).toBe(0);
     expect(result.stdout).toContain("dry run: would apply the pending migrations of staging's database, then deploy");
-    expect(result.stdout).toContain("--dry-run: exiting now.");
+    // Both Workers, the sign-in Worker first (wrangler.sign-in.toml).
+    expect(result.stdout).toContain("Building staging's sign-in Worker (wrangler.sign-in.toml)");
+    expect(result.stdout.indexOf("sign-in Worker")).toBeLessThan(result.stdout.indexOf("edge Worker"));
+    expect(result.stdout.match(/--dry-run: exiting now\./g)).toHaveLength(2);
   }, 120_000);
 
   it("refuses an environment it does not know, before running anything", () => {
