@@ -6,3 +6,12 @@ export const CITIES = {
 } as const;
 
 export type City = keyof typeof CITIES;
+
+/**
+ * Every hop of the sign-in Worker, placed next to the D1 primary: one inside Western Europe
+ * (docs/edge.md, "a hop inside one region"), where the primary, the clients' objects (hinted
+ * there) and, as the model counts it, KV's central stores are.
+ */
+export const NEXT_TO_PRIMARY: Hops = { primary: 3, replica: 3, durableObject: 3, kv: 3 };
+
+export type Hops = { primary: number; replica: number; durableObject: number; kv: number };

@@ -5,14 +5,16 @@
  * Object, a KV read or write), all of them in Western Europe but the replica. The city is the
  * request's `x-bench-city`; without it nothing waits. Built only by the bench (wrangler's dry run
  * of this entry), never deployed: the service itself has no such wait anywhere.
+ *
+ * Split as staging and production deploy it, the edge Worker's forward to the sign-in Worker
+ * (SIGN_IN) waits the city's round trip to the primary's region, and the sign-in Worker (told by
+ * BENCH_PLACED) waits a hop inside that region for each of its calls, whatever the city.
  */
 import service, { RateLimiter } from "../src/index";
 import type { Bindings } from "../src/env";
-import { CITIES, type City } from "./cities";
+import { CITIES, type City, type Hops, NEXT_TO_PRIMARY } from "./cities";
 
 export { RateLimiter };
-
-type Hops = (typeof CITIES)[City];
 
 const wait = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
@@ -114,6 +116,16 @@ function distantNamespace<T extends Rpc.DurableObjectBranded>(
   });
 }
 
+/** The sign-in Worker, as far away as the primary's region. */
+function distantService(service: Fetcher, hops: Hops): Fetcher {
+  return {
+    fetch: async (request: Request) => {
+      await wait(hops.primary);
+      return service.fetch(request);
+    },
+  } as unknown as Fetcher;
+}
+
 /** One wrapped env per handed env and city: the service keeps per-env state (its checked configuration). */
 const distant = new WeakMap<Bindings, Map<City, Bindings>>();
 
@@ -122,12 +134,14 @@ function bindingsFrom(env: Bindings, city: City): Bindings {
   distant.set(env, byCity);
   let wrapped = byCity.get(city);
   if (!wrapped) {
-    const hops = CITIES[city];
+    const placed = (env as { BENCH_PLACED?: string }).BENCH_PLACED === "1";
+    const hops = placed ? NEXT_TO_PRIMARY : CITIES[city];
     wrapped = {
       ...env,
       DB: distantD1(env.DB, hops),
       CODES: distantKV(env.CODES, hops),
       RATE_LIMITER: distantNamespace(env.RATE_LIMITER, hops),
+      ...(env.SIGN_IN && { SIGN_IN: distantService(env.SIGN_IN, hops) }),
     };
     byCity.set(city, wrapped);
   }

@@ -2,7 +2,8 @@
  * npm run bench:load: BENCH_LOAD_SECONDS (default 60) of mixed traffic over BENCH_CONNECTIONS
  * (default 4) connections, at whatever rate the machine sustains, against the exact bundle
  * `wrangler deploy` would upload, started in local workerd through Miniflare as `npm run bench`
- * starts it (real local D1, KV and Durable Objects). All kinds run at once, interleaved on every
+ * starts it (real local D1, KV and Durable Objects), split as staging and production deploy it:
+ * the edge Worker passes the password grants to its sign-in Worker. All kinds run at once, interleaved on every
  * connection: client_credentials tokens, API reads (/clients, /me, /users), device registrations
  * and password grants, one in five with a wrong password, for three load clients: one with a quota
  * no run exhausts, one of 300 calls an hour (gone in the first seconds) and one of 2,000 (gone
@@ -43,7 +44,7 @@ let failed = false;
 try {
   const secrets = { TOKEN_SIGNING_KEYS: await generateSigningKeys(), DATA_PROTECTION_KEY: generateDataProtectionKey() };
   const serviceScript = await buildService(join(work, "service"));
-  runtime = await startRuntime(statePath, serviceScript, secrets);
+  runtime = await startRuntime(statePath, serviceScript, secrets, [], { signInWorker: true });
   const { url, clients } = await setUpLoad(runtime, secrets.DATA_PROTECTION_KEY);
 
   console.log(`\nLoad: ${SECONDS} s of mixed traffic, ${CONNECTIONS} connections, autocannon from Node.`);

@@ -75,9 +75,9 @@ describe("the edge Worker with a sign-in Worker", () => {
     // The rotation happened there: the new token goes on.
     const { refresh_token: next } = (await refreshed.json()) as { refresh_token: string };
     expect(next).not.toBe(refresh_token);
-    expect((await send("/oauth/token", post({ grant_type: "refresh_token", refresh_token: next }, client))).status).toBe(
-      200,
-    );
+    expect(
+      (await send("/oauth/token", post({ grant_type: "refresh_token", refresh_token: next }, client))).status,
+    ).toBe(200);
   });
 
   it("answers at the edge what needs no primary: client_credentials, the key set, userinfo, the API", async () => {

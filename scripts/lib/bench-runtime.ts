@@ -24,6 +24,15 @@ export const DEVELOPMENT_TWIN = "service-development";
 
 export type Secrets = { TOKEN_SIGNING_KEYS: string; DATA_PROTECTION_KEY: string };
 
+/** The sign-in Worker of a split runtime (startRuntime's `signInWorker`). */
+export const SIGN_IN_WORKER = "sign-in";
+
+/**
+ * How the service runs: `environment` "production" as deployed to production (no Server-Timing),
+ * with a development twin; `signInWorker` split in two as staging and production deploy it.
+ */
+export type RuntimeLayout = { environment?: "development" | "production"; signInWorker?: boolean };
+
 /** A worker started beside the service: a bundled script and its bindings. */
 export type ExtraWorker = { name: string; scriptPath: string; bindings: Record<string, string> };
 
@@ -34,14 +43,15 @@ export type ExtraWorker = { name: string; scriptPath: string; bindings: Record<s
  *
  * With `environment` "production" the service runs as deployed to production (no Server-Timing),
  * and a twin of it, `DEVELOPMENT_TWIN`, runs the same script with ENVIRONMENT=development on the
- * same D1, KV and Durable Objects, for the figures only Server-Timing gives.
+ * same D1, KV and Durable Objects, for the figures only Server-Timing gives. With `signInWorker`,
+ * the service passes its sign-ins to `SIGN_IN_WORKER`, the same script placed (BENCH_PLACED).
  */
 export async function startRuntime(
   statePath: string,
   serviceScript: string,
   secrets: Secrets,
   extra: ExtraWorker[] = [],
-  environment: "development" | "production" = "development",
+  { environment = "development", signInWorker = false }: RuntimeLayout = {},
 ): Promise<Miniflare> {
   // The bindings of wrangler.toml's top level (local D1, KV, Durable Object); module rules are
   // for unbundled sources and do not apply to the built script.
@@ -73,12 +83,28 @@ export async function startRuntime(
           },
         ]
       : [];
+  // The service as staging and production split it (docs/edge.md "The sign-in Worker"): the same
+  // script again, bound as SIGN_IN, on the service's storage and objects, told it is the placed one.
+  const signIn = signInWorker
+    ? [
+        {
+          ...service(SIGN_IN_WORKER, {
+            ...(environment === "production" && { ENVIRONMENT: "production" }),
+            BENCH_PLACED: "1",
+          }),
+          durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: "service" } },
+          queueConsumers: {},
+        },
+      ]
+    : [];
+  const edge = service("service", environment === "production" ? { ENVIRONMENT: "production" } : {});
   const runtime = new Miniflare(
     convertV4MiniflareOptions({
       resourcePersistencePath: statePath,
       cf: false,
       workers: [
-        service("service", environment === "production" ? { ENVIRONMENT: "production" } : {}),
+        signInWorker ? { ...edge, serviceBindings: { SIGN_IN: SIGN_IN_WORKER } } : edge,
+        ...signIn,
         ...twin,
         ...extra.map((worker) => ({
           name: worker.name,

@@ -31,7 +31,7 @@ describe.each(["staging", "production"])("wrangler's %s environment", (env) => {
 
   it("lets the sign-in Worker reach the edge Worker's objects, made in a region Durable Objects take", () => {
     expect(signIn.durable_objects.bindings).toEqual(
-      edge.durable_objects.bindings.map((binding) => ({ ...binding, script_name: edge.name })),
+      edge.durable_objects.bindings.map((binding: object) => ({ ...binding, script_name: edge.name })),
     );
     expect(LOCATION_HINTS).toContain(edge.vars.DURABLE_OBJECT_REGION);
   });

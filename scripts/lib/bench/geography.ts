@@ -27,6 +27,12 @@ const SYDNEY_GOALS: Record<string, number> = {
   "SSO pass-through": 350,
 };
 
+/** The two ways the service can be laid out: one Worker at the edge, or split as deployed. */
+const LAYOUTS = [
+  { label: "one Worker at the edge (local development's layout)", signInWorker: false },
+  { label: "the edge Worker and its sign-in Worker (staging's and production's layout)", signInWorker: true },
+];
+
 /** Builds the geography entry as wrangler deploys, starts it, and prints each flow's median latency per city. */
 export async function benchGeography(work: string, secrets: Secrets): Promise<void> {
   const outdir = join(work, "geography");
@@ -35,36 +41,48 @@ export async function benchGeography(work: string, secrets: Secrets): Promise<vo
   ) {
     throw new Error("wrangler deploy --dry-run of bench/geography.ts failed");
   }
-  const runtime = await startRuntime(join(work, "geography-state"), join(outdir, "geography.js"), secrets);
-  try {
-    await seed(runtime, secrets.DATA_PROTECTION_KEY, [{ ...demo.clients[0]!, ...BENCH_CLIENT, name: "Benchmark" }]);
-    const url = await workerUrl(runtime, "service");
-    const rows: string[][] = [];
-    const cities = Object.keys(CITIES) as City[];
-    const figures = new Map<string, number[]>();
-    for (const city of cities) {
-      const caller = await Caller.returning(url, city);
-      for (const flow of FLOWS) {
-        const times: number[] = [];
-        for (let i = 0; i < SAMPLES; i++) times.push(await flow.sample(caller));
-        figures.set(flow.label, [...(figures.get(flow.label) ?? []), median(times)]);
-      }
+  for (const [index, layout] of LAYOUTS.entries()) {
+    const runtime = await startRuntime(
+      join(work, `geography-state-${index}`),
+      join(outdir, "geography.js"),
+      secrets,
+      [],
+      { signInWorker: layout.signInWorker },
+    );
+    try {
+      await seed(runtime, secrets.DATA_PROTECTION_KEY, [{ ...demo.clients[0]!, ...BENCH_CLIENT, name: "Benchmark" }]);
+      await measureCities(await workerUrl(runtime, "service"), layout.label);
+    } finally {
+      await runtime.dispose();
     }
-    for (const flow of FLOWS) {
-      const medians = figures.get(flow.label)!;
-      const goal = SYDNEY_GOALS[flow.label];
-      const sydney = medians[cities.indexOf("sydney")]!;
-      rows.push([
-        flow.label,
-        ...medians.map((ms) => String(Math.round(ms))),
-        goal === undefined ? "" : `≤ ${goal}: ${sydney <= goal ? "met" : "not met"}`,
-      ]);
-    }
-    console.log(`\nGeography: median ms of ${SAMPLES} requests one at a time, hops as docs/edge.md counts them.\n`);
-    printTable(["flow", ...cities.map((city) => `${city} ms`), "Sydney goal"], rows);
-  } finally {
-    await runtime.dispose();
   }
+}
+
+async function measureCities(url: string, layout: string): Promise<void> {
+  const cities = Object.keys(CITIES) as City[];
+  const figures = new Map<string, number[]>();
+  for (const city of cities) {
+    const caller = await Caller.returning(url, city);
+    for (const flow of FLOWS) {
+      const times: number[] = [];
+      for (let i = 0; i < SAMPLES; i++) times.push(await flow.sample(caller));
+      figures.set(flow.label, [...(figures.get(flow.label) ?? []), median(times)]);
+    }
+  }
+  const rows = FLOWS.map((flow) => {
+    const medians = figures.get(flow.label)!;
+    const goal = SYDNEY_GOALS[flow.label];
+    const sydney = medians[cities.indexOf("sydney")]!;
+    return [
+      flow.label,
+      ...medians.map((ms) => String(Math.round(ms))),
+      goal === undefined ? "" : `≤ ${goal}: ${sydney <= goal ? "met" : "not met"}`,
+    ];
+  });
+  console.log(
+    `\nGeography, ${layout}: median ms of ${SAMPLES} requests one at a time, hops as docs/edge.md counts them.\n`,
+  );
+  printTable(["flow", ...cities.map((city) => `${city} ms`), "Sydney goal"], rows);
 }
 
 /** A user's browser and their client's server in one city, signed in before. */
@@ -81,27 +99,42 @@ class Caller {
   static async returning(url: string, city: City): Promise<Caller> {
     const caller = new Caller(url, city, "", "");
     const signIn = await caller.passwordGrant();
-    const login = await caller.send(`/oauth/authorize?${authorizeQuery()}`);
+    const cookie = (await caller.logIn(await caller.loginPage())).headers
+      .getSetCookie()
+      .map((header) => header.split(";")[0]!)
+      .find((pair) => /^(?:__Host-)?session=/.test(pair));
+    if (!cookie) throw new Error("geography: the login form started no session");
+    return new Caller(url, city, cookie, signIn.refresh_token);
+  }
+
+  /** The login page's form fields and the CSRF cookie that goes back with them. */
+  async loginPage(): Promise<{ fields: Record<string, string>; csrf: string }> {
+    const login = await this.send(`/oauth/authorize?${authorizeQuery()}`);
     const page = await login.text();
-    // The login page's CSRF cookie goes back with its form.
-    const csrf = login.headers.getSetCookie().map((cookie) => cookie.split(";")[0]!);
+    const csrf = login.headers
+      .getSetCookie()
+      .map((cookie) => cookie.split(";")[0]!)
+      .join("; ");
     const fields = Object.fromEntries(
       [...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map(([, n, v]) => [
         n!,
         v!.replace(/&amp;/g, "&"),
       ]),
     );
-    const posted = await caller.send("/oauth/authorize", {
-      method: "POST",
-      headers: { "Content-Type": FORM, Cookie: csrf.join("; ") },
-      body: new URLSearchParams({ ...fields, action: "login", email: USER.email, password: USER.password! }),
-    });
-    const cookie = posted.headers
-      .getSetCookie()
-      .map((header) => header.split(";")[0]!)
-      .find((pair) => /^(?:__Host-)?session=/.test(pair));
-    if (posted.status !== 303 || !cookie) throw new Error(`geography: the login form answered ${posted.status}`);
-    return new Caller(url, city, cookie, signIn.refresh_token);
+    return { fields, csrf };
+  }
+
+  /** The login form posted with the user's address and password: a session and a code. */
+  logIn({ fields, csrf }: { fields: Record<string, string>; csrf: string }): Promise<Response> {
+    return this.send(
+      "/oauth/authorize",
+      {
+        method: "POST",
+        headers: { "Content-Type": FORM, Cookie: csrf },
+        body: new URLSearchParams({ ...fields, action: "login", email: USER.email, password: USER.password! }),
+      },
+      303,
+    );
   }
 
   /** A request from this city; throws unless it answers `expected`. */
@@ -178,4 +211,11 @@ const FLOWS: Flow[] = [
     },
   },
   { label: "password", sample: (caller) => timed(() => caller.passwordGrant()) },
+  {
+    label: "login form (password)",
+    sample: async (caller) => {
+      const page = await caller.loginPage();
+      return timed(() => caller.logIn(page));
+    },
+  },
 ];

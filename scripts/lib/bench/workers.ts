@@ -25,7 +25,7 @@ export async function startWorkers(
     serviceScript,
     secrets,
     [{ name: "baseline", scriptPath: baselineScript, bindings: { TOKEN_SIGNING_KEYS: secrets.TOKEN_SIGNING_KEYS } }],
-    "production",
+    { environment: "production" },
   );
   return { runtime, serviceScript };
 }
