@@ -7,29 +7,29 @@
  * sign-in Worker (wrangler.sign-in.toml) first, then the edge Worker that passes it requests
  * (wrangler.toml), so that the edge never runs a version ahead of it. `-- --dry-run` builds both
  * and applies nothing.
+ *
+ * `-- --first`, for an environment never deployed: each Worker names the other (the edge binds the
+ * sign-in Worker; the sign-in Worker binds the edge's Durable Object class), and Cloudflare refuses
+ * a binding to a Worker that does not exist. So a placeholder sign-in Worker, which answers 503
+ * "try again", is deployed first, then the edge Worker, then the real sign-in Worker in its place.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { startWrangler } from "./lib/wrangler";
+import { unstable_readConfig } from "wrangler";
+import { wranglerSucceeds as wrangler } from "./lib/wrangler";
 
 const ENVIRONMENTS = ["staging", "production"];
 
 const { values, positionals } = parseArgs({
-  options: { "dry-run": { type: "boolean", default: false } },
+  options: { "dry-run": { type: "boolean", default: false }, first: { type: "boolean", default: false } },
   allowPositionals: true,
 });
 const [environment] = positionals;
 if (positionals.length !== 1 || !ENVIRONMENTS.includes(environment!)) {
-  console.error(`usage: node --import tsx scripts/deploy.ts <${ENVIRONMENTS.join("|")}> [--dry-run]`);
+  console.error(`usage: node --import tsx scripts/deploy.ts <${ENVIRONMENTS.join("|")}> [--dry-run] [--first]`);
   process.exit(2);
-}
-
-/** Runs wrangler with its output shown, and resolves to whether it succeeded. */
-function wrangler(args: string[]): Promise<boolean> {
-  const child = startWrangler(args, { env: process.env });
-  return new Promise((done) => {
-    child.once("error", () => done(false));
-    child.once("exit", (code) => done(code === 0));
-  });
 }
 
 /** The Workers in the order they are deployed: the sign-in Worker, then the edge Worker. */
@@ -50,13 +50,47 @@ async function deployAll(dryRun: boolean): Promise<boolean> {
   return true;
 }
 
+/**
+ * A Worker under the sign-in Worker's name that answers every request 503 with Retry-After, so
+ * that the edge Worker's binding to it resolves on an environment's first deploy.
+ */
+async function deployPlaceholder(dryRun: boolean): Promise<boolean> {
+  const signIn = unstable_readConfig({ config: "wrangler.sign-in.toml", env: environment! });
+  const work = await mkdtemp(join(tmpdir(), "acapi-placeholder-"));
+  try {
+    await writeFile(
+      join(work, "placeholder.js"),
+      'export default { fetch: () => Response.json({ error: "temporarily_unavailable", error_description: "The service is being deployed; try again shortly" }, { status: 503, headers: { "Retry-After": "5" } }) };\n',
+    );
+    await writeFile(
+      join(work, "wrangler.toml"),
+      `name = "${signIn.name}"\nmain = "placeholder.js"\ncompatibility_date = "${signIn.compatibility_date}"\nworkers_dev = false\n`,
+    );
+    console.log(
+      `${dryRun ? "Building" : "Deploying"} a placeholder for ${environment}'s sign-in Worker (${signIn.name}), first deploy only`,
+    );
+    return await wrangler(["deploy", "-c", join(work, "wrangler.toml"), ...(dryRun ? ["--dry-run"] : [])]);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
 if (values["dry-run"]) {
   console.log(`dry run: would apply the pending migrations of ${environment}'s database, then deploy`);
+  if (values.first && !(await deployPlaceholder(true))) process.exit(1);
   process.exit((await deployAll(true)) ? 0 : 1);
 }
 console.log(`Applying ${environment}'s pending D1 migrations`);
 if (!(await wrangler(["d1", "migrations", "apply", "DB", "--remote", "--env", environment!]))) {
   console.error(`Not deployed: ${environment}'s migrations did not apply. Fix that, then deploy again.`);
   process.exit(1);
+}
+if (values.first) {
+  const ready =
+    (await deployPlaceholder(false)) && (await wrangler(["deploy", "-c", "wrangler.toml", "--env", environment!]));
+  if (!ready) {
+    console.error(`${environment}'s first deploy stopped; fix what wrangler said, then run it again.`);
+    process.exit(1);
+  }
 }
 process.exit((await deployAll(false)) ? 0 : 1);

@@ -1,8 +1,8 @@
 /**
- * `npm run keys`: fresh secrets for a deployed environment, as the JSON that
- * `wrangler secret bulk` takes on stdin (docs/operations.md "Deploying staging and production"):
+ * `npm run keys`: fresh secrets for a deployed environment, as the JSON that `npm run secrets`
+ * (and `wrangler secret bulk`) takes (docs/operations.md "Deploying staging and production"):
  *
- *   npm run --silent keys | npx wrangler secret bulk --env staging
+ *   npm run --silent keys > staging-secrets.json && npm run secrets -- staging staging-secrets.json
  *
  * The Worker's secrets only: TOKEN_SIGNING_KEYS (an Ed25519 and an RSA key) and
  * DATA_PROTECTION_KEY. The mail provider's are the operator's own.

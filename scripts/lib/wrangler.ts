@@ -38,3 +38,12 @@ export async function runWrangler(args: string[]): Promise<WranglerRun> {
 export function startWrangler(args: string[], options: SpawnOptions = {}) {
   return spawn("wrangler", args, { stdio: "inherit", env: OFFLINE_ENV, ...options });
 }
+
+/** Runs wrangler with its output shown (the operator's own environment: their login), and resolves to whether it succeeded. */
+export function wranglerSucceeds(args: string[]): Promise<boolean> {
+  const child = startWrangler(args, { env: process.env });
+  return new Promise((done) => {
+    child.once("error", () => done(false));
+    child.once("exit", (code) => done(code === 0));
+  });
+}

@@ -47,10 +47,42 @@ describe("npm run deploy:<environment>", () => {
     expect(result.stdout.match(/--dry-run: exiting now\./g)).toHaveLength(2);
   }, 120_000);
 
+  it("builds a placeholder sign-in Worker first for an environment's first deploy (--first)", () => {
+    const result = run("deploy:staging", "--dry-run", "--first");
+    expect(result.status).toBe(0);
+    const placeholder = result.stdout.indexOf("Building a placeholder for staging's sign-in Worker");
+    expect(placeholder).toBeGreaterThan(-1);
+    expect(placeholder).toBeLessThan(result.stdout.indexOf("Building staging's sign-in Worker"));
+    expect(result.stdout.match(/--dry-run: exiting now\./g)).toHaveLength(3);
+  }, 120_000);
+
   it("refuses an environment it does not know, before running anything", () => {
     const [, args] = npmScript("deploy:staging");
     const result = spawnSync(process.execPath, [...args.slice(0, -1), "development"], { encoding: "utf8" });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain("usage:");
   });
+});
+
+describe("npm run secrets -- <environment>", () => {
+  const secrets = (input: string, ...args: string[]) => {
+    const [command, commandArgs] = npmScript("secrets", ...args);
+    return spawnSync(command, commandArgs, { encoding: "utf8", input, timeout: 60_000 });
+  };
+
+  it("refuses an environment it does not know, before reading anything", () => {
+    const result = secrets("{}", "development");
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("usage: npm run secrets -- <staging|production>");
+  });
+
+  it.each(["not json", "[]", "{}", '{"DATA_PROTECTION_KEY": 7}'])(
+    "refuses %j as secrets and stores nothing",
+    (input) => {
+      const result = secrets(input, "staging");
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain("Nothing was stored.");
+      expect(result.stdout).not.toContain("Storing");
+    },
+  );
 });
