@@ -18,6 +18,7 @@ import {
 } from "../src/db/schema";
 import worker from "../src/index";
 import { AUDIT_RETENTION_SECONDS } from "../src/jobs/retention";
+import { bearer, call, container, serverToken } from "./helpers/http";
 import { createClient, createUser } from "./helpers/seed";
 
 const DAY = 24 * 3600;
@@ -143,5 +144,38 @@ describe("the retention job", () => {
       .from(phoneVerifications)
       .where(inArray(phoneVerifications.userId, [first, first + 1]));
     expect(left).toEqual([{ userId: first + 1 }]);
+  });
+
+  it("copies the parts of a user from before migration 0031 into the user's row; the user reads the same meanwhile", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const userId = 29_990 + Math.floor(Math.random() * 9);
+    await createUser(userId, {
+      emails: [{ value: `second${userId}@example.org`, type: "work" }],
+      phoneNumber: "+4791234567",
+      addresses: { home: { streetAddress: "Storgata 1", postalCode: "0155", locality: "Oslo", country: "NO" } },
+    });
+    const token = await serverToken();
+    const read = async (bookmark?: string) => {
+      const res = await call(`/api/2/user/${userId}`, {
+        headers: { ...bearer(token), ...(bookmark && { "x-d1-bookmark": bookmark }) },
+      });
+      expect(res.status).toBe(200);
+      return { bookmark: res.headers.get("x-d1-bookmark")!, user: (await container(res)).data };
+    };
+    const first = await read();
+    const partsOf = async () =>
+      (await env.DB.prepare("SELECT parts FROM users WHERE id = ?").bind(userId).first<{ parts: string | null }>())!
+        .parts;
+    const copied = await partsOf();
+    expect(JSON.parse(copied!)).toMatchObject({ emails: [{}, {}], phoneNumbers: [{}], addresses: [{}] });
+
+    // As a user imported before the migration is: no copy.
+    await env.DB.prepare("UPDATE users SET parts = NULL WHERE id = ?").bind(userId).run();
+    expect((await read(first.bookmark)).user).toEqual(first.user);
+
+    await runJob();
+    expect(log.mock.calls.join("\n")).toMatch(/"userPartsCopied":[1-9]/);
+    expect(await partsOf()).toBe(copied);
+    expect((await read(first.bookmark)).user).toEqual(first.user);
   });
 });

@@ -9,6 +9,7 @@ import * as z from "zod/mini";
 import { readUserProfiles, readUserSearch, type UserSearchResult } from "../db/cached-reads";
 import type { Database } from "../db/client";
 import {
+  findUserRows,
   findUsers,
   type FoundUser,
   type NameProperty,
@@ -16,7 +17,7 @@ import {
   type UserSearch,
   type UserSort,
 } from "../db/queries/user-search";
-import type { UserProfile } from "../db/queries/users";
+import { profilesOf, type UserProfile, userRecordFrom } from "../db/queries/users";
 import { searchKey } from "../db/search-key";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -198,10 +199,19 @@ function matchesAll(row: FoundUser, checks: Checks): boolean {
   });
 }
 
-/** The ids of the users on the page, in order, and what a bounded scan examined. */
-async function searchUsers(db: Database, { search, checks }: Plan): Promise<UserSearchResult> {
+/**
+ * The ids of the users on the page, in order, and what a bounded scan examined. A page without
+ * checks of its own is read with its users' rows, whose profiles go into `loaded`.
+ */
+async function searchUsers(
+  db: Database,
+  { search, checks }: Plan,
+  loaded: Map<number, UserProfile>,
+): Promise<UserSearchResult> {
   if (search.properties.length === 0) {
-    return { userIds: (await findUsers(db, search)).map((row) => row.userId), scan: {} };
+    const rows = await findUserRows(db, search);
+    for (const profile of await profilesOf(db, rows.map(userRecordFrom))) loaded.set(profile.user.id, profile);
+    return { userIds: rows.map((row) => row.userId), scan: {} };
   }
   // Checked here, on the first rows of the search in order, at most SCAN_ROWS of them.
   const rows = await findUsers(db, search, { limit: SCAN_ROWS, offset: 0 });
@@ -237,8 +247,10 @@ export const userListRoutes = new Hono<AppEnv>().get(
     const scope = { clientId, merchantId: c.get("caller").merchantId };
     const db = c.get("db");
     const fresh = c.get("bookmarked");
-    const { userIds, scan } = await readUserSearch(scope, url, () => searchUsers(db(), plan(scope, query)), fresh);
-    const profiles = await readUserProfiles(db, userIds, fresh);
+    const loaded = new Map<number, UserProfile>();
+    const search = () => searchUsers(db(), plan(scope, query), loaded);
+    const { userIds, scan } = await readUserSearch(scope, url, search, fresh);
+    const profiles = await readUserProfiles(db, userIds, fresh, loaded);
     if (profiles.length === 0) throw new ApiError(404, "invalid_request", "No users found");
     const limited = (profile: UserProfile) =>
       !profile.connections.some((connection) => connection.clientId === clientId);

@@ -31,12 +31,18 @@ export async function readUserProfile(db: () => Database, userId: number, fresh:
 
 /**
  * The users and all of their parts, in the order asked for; unknown ids are left out (and never
- * cached). Those not cached are loaded together, in one round trip.
+ * cached). `loaded` holds those this request has read already (with the page that named them);
+ * the others not cached are loaded together, in one round trip.
  */
-export async function readUserProfiles(db: () => Database, userIds: number[], fresh: boolean): Promise<UserProfile[]> {
-  const cached = userIds.map((id) => (fresh ? undefined : userProfiles.get(String(id))));
+export async function readUserProfiles(
+  db: () => Database,
+  userIds: number[],
+  fresh: boolean,
+  loaded = new Map<number, UserProfile>(),
+): Promise<UserProfile[]> {
+  for (const [id, profile] of loaded) userProfiles.set(String(id), profile);
+  const cached = userIds.map((id) => loaded.get(id) ?? (fresh ? undefined : userProfiles.get(String(id))));
   const missing = userIds.filter((_, i) => cached[i] === undefined);
-  const loaded = new Map<number, UserProfile>();
   if (missing.length > 0) {
     for (const profile of await findUserProfiles(db(), missing)) loaded.set(profile.user.id, profile);
     // A user D1 no longer has is forgotten too.

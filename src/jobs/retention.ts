@@ -1,11 +1,13 @@
 /**
  * The retention job (a Cron Trigger, hourly; docs/operations.md "Retention"): what the service
  * no longer needs goes, in rounds of one D1 batch each, until a round finds little left or the
- * run's budget of rounds is spent (the next run goes on where this one stopped).
+ * run's budget of rounds is spent (the next run goes on where this one stopped). The same rounds
+ * copy the parts of users from before migration 0031 into their rows (db/queries/users.ts).
  */
 import { type Database, openDatabase } from "../db/client";
 import { clientsWithOverdueChanges } from "../db/queries/callbacks";
 import {
+  copyUserParts,
   purgeAuditEvents,
   purgeFailedCallbacks,
   purgeIdempotencyKeys,
@@ -40,6 +42,8 @@ export type Purged = {
   idempotencyKeys: number;
   failedCallbacks: number;
   phoneVerifications: number;
+  /** Users from before migration 0031 whose parts were copied into their rows. */
+  userPartsCopied: number;
   /** Clients whose waiting callbacks were overdue, their schedules woken. */
   callbacksWoken: number;
 };
@@ -54,6 +58,7 @@ export async function purgeExpired(env: Bindings, now: number): Promise<Purged> 
     idempotencyKeys: 0,
     failedCallbacks: 0,
     phoneVerifications: 0,
+    userPartsCopied: 0,
     callbacksWoken: 0,
   };
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -65,6 +70,7 @@ export async function purgeExpired(env: Bindings, now: number): Promise<Purged> 
       purgeIdempotencyKeys(db, now - IDEMPOTENCY_KEY_SECONDS, ROWS_PER_ROUND),
       purgeFailedCallbacks(db, now - FAILED_CALLBACK_RETENTION_SECONDS, ROWS_PER_ROUND),
       purgePhoneVerifications(db, now, ROWS_PER_ROUND),
+      copyUserParts(db, ROWS_PER_ROUND),
     ]);
     const counts = results.map((result) => result.meta.changes);
     purged.refreshTokens += counts[0]!;
@@ -74,6 +80,7 @@ export async function purgeExpired(env: Bindings, now: number): Promise<Purged> 
     purged.idempotencyKeys += counts[4]!;
     purged.failedCallbacks += counts[5]!;
     purged.phoneVerifications += counts[6]!;
+    purged.userPartsCopied += counts[7]!;
     if (Math.max(...counts) < ROWS_PER_ROUND) break;
   }
   purged.callbacksWoken = await wakeOverdueCallbacks(env, db, now);

@@ -1,8 +1,9 @@
 /**
  * The retention job's deletes (jobs/retention.ts): each removes at most `limit` rows past their
- * time, by the index on that time, so that one statement stays short however much has piled up.
+ * time, by the index on that time, so that one statement stays short however much has piled up;
+ * and its copy of users' parts, as bounded.
  */
-import { and, inArray, lte, sql } from "drizzle-orm";
+import { and, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import {
@@ -14,6 +15,7 @@ import {
   refreshTokens,
   sessions,
   signinRequests,
+  users,
 } from "../schema";
 
 function deleteUpTo(db: Database, table: SQLiteTable, key: SQLiteColumn, where: ReturnType<typeof and>, limit: number) {
@@ -66,4 +68,16 @@ export function purgeIdempotencyKeys(db: Database, before: number, limit: number
 /** Callback changes that failed every retry, kept for a replay until `before`. */
 export function purgeFailedCallbacks(db: Database, before: number, limit: number) {
   return deleteUpTo(db, callbackChanges, callbackChanges.id, lte(callbackChanges.failed, before), limit);
+}
+
+/**
+ * Has the parts of up to `limit` users from before migration 0031 copied into their rows (its
+ * trigger `users_parts_on_request` writes the copy when `parts` is set to 'copy').
+ */
+export function copyUserParts(db: Database, limit: number) {
+  const uncopied = db.select({ id: users.id }).from(users).where(isNull(users.parts)).limit(limit);
+  return db
+    .update(users)
+    .set({ parts: sql`'copy'` })
+    .where(inArray(users.id, uncopied));
 }

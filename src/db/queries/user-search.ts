@@ -16,6 +16,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { userClients, userEmails, users } from "../schema";
 import type { Page } from "./page";
+import { prefixedUserColumns } from "./users";
 
 export type UserSort = "userId" | "published" | "updated";
 export type NameProperty = "familyName" | "givenName" | "displayName" | "preferredUsername";
@@ -44,6 +45,12 @@ export type UserSearch = Page<UserSort> & {
 
 export type FoundUser = { userId: number } & Partial<Record<TextProperty, string | null>>;
 
+/**
+ * What a found row carries: the asked-for text properties, or the user's whole row (with its copy
+ * of its parts: a page and its User objects in one statement, `prefixedUserColumns`).
+ */
+export type Carried = "properties" | "users";
+
 const NAME_KEY_COLUMNS: Record<NameProperty, SQLiteColumn> = {
   familyName: users.familyNameKey,
   givenName: users.givenNameKey,
@@ -71,8 +78,24 @@ const PROPERTY_VALUES: Record<TextProperty, SQL> = {
  * conditions once per status, and D1 binds at most 100 parameters a statement.
  */
 const list = (values: readonly unknown[]) => sql`SELECT value FROM json_each(${JSON.stringify(values)})`;
+/** One value is compared directly: a list costs a row read for each of its values, and another to look each up. */
 const anyOf = (column: SQL | SQLiteColumn, values: readonly unknown[] | undefined) =>
-  values === undefined ? undefined : sql`${column} IN (${list(values)})`;
+  values === undefined
+    ? undefined
+    : values.length === 1
+      ? sql`${column} = ${values[0]}`
+      : sql`${column} IN (${list(values)})`;
+
+/**
+ * A primary e-mail address: one is found by the service-wide unique index of addresses (one user
+ * at most, so nothing to sort: three rows read with the client's connection), and must be the
+ * user's primary one; several, by the users' own index.
+ */
+function primaryEmail(emails: readonly string[] | undefined): SQL | undefined {
+  if (emails?.length !== 1) return anyOf(users.email, emails);
+  const [email] = emails;
+  return sql`${users.id} = (SELECT ${userEmails.userId} FROM ${userEmails} WHERE ${userEmails.value} = ${email}) AND ${users.email} = ${email}`;
+}
 
 /** Criteria that an index serves; any of them makes a search narrowed. */
 function indexedCriteria(search: UserSearch): SQL[] {
@@ -80,7 +103,7 @@ function indexedCriteria(search: UserSearch): SQL[] {
     anyOf(users.legacyId, search.legacyIds),
     anyOf(users.id, search.userIds),
     anyOf(users.uuid, search.uuids),
-    anyOf(users.email, search.emails),
+    primaryEmail(search.emails),
     search.anyEmails &&
       sql`${users.id} IN (SELECT ${userEmails.userId} FROM ${userEmails} WHERE ${anyOf(userEmails.value, search.anyEmails)})`,
     anyOf(users.phoneNumber, search.phoneNumbers),
@@ -99,7 +122,8 @@ function withinTime(column: SQL | SQLiteColumn, search: UserSearch): SQL[] {
 const and = (conditions: SQL[]) => sql.join(conditions, sql` AND `);
 const direction = (search: UserSearch) => sql.raw(search.sort[0]?.direction === "desc" ? "DESC" : "ASC");
 
-function selectProperties(search: UserSearch): SQL {
+function selectCarried(search: UserSearch, carried: Carried): SQL {
+  if (carried === "users") return sql`, ${prefixedUserColumns}`;
   return sql.join(
     search.properties.map((property) => sql`, ${PROPERTY_VALUES[property]} AS ${sql.identifier(property)}`),
     sql``,
@@ -107,7 +131,7 @@ function selectProperties(search: UserSearch): SQL {
 }
 
 /** Narrowed: found by the criterion's index, then checked, sorted and cut. */
-function narrowedQuery(search: UserSearch, rows: { limit: number; offset: number }): SQL {
+function narrowedQuery(search: UserSearch, rows: { limit: number; offset: number }, carried: Carried): SQL {
   const { scope } = search;
   const connected =
     "clientId" in scope
@@ -121,16 +145,20 @@ function narrowedQuery(search: UserSearch, rows: { limit: number; offset: number
   }[search.sort[0]?.property ?? "userId"];
   const conditions = [
     ...indexedCriteria(search),
-    sql`+${users.status} IN (${list(search.statuses)})`,
+    // A few statuses, each compared: a list would cost rows read of its own.
+    sql`(${sql.join(
+      search.statuses.map((status) => sql`+${users.status} = ${status}`),
+      sql` OR `,
+    )})`,
     ...withinTime(sql`+${users[search.timeColumn]}`, search),
     connected,
   ];
   const dir = direction(search);
-  return sql`SELECT ${users.id} AS "userId"${selectProperties(search)} FROM ${users} WHERE ${and(conditions)} ORDER BY ${sortColumn} ${dir}, +${users.id} ${dir} LIMIT ${rows.limit} OFFSET ${rows.offset}`;
+  return sql`SELECT ${users.id} AS "userId"${selectCarried(search, carried)} FROM ${users} WHERE ${and(conditions)} ORDER BY ${sortColumn} ${dir}, +${users.id} ${dir} LIMIT ${rows.limit} OFFSET ${rows.offset}`;
 }
 
 /** Not narrowed: the scope's connections in order, one index range per status, merged. */
-function scopeQuery(search: UserSearch, rows: { limit: number; offset: number }): SQL {
+function scopeQuery(search: UserSearch, rows: { limit: number; offset: number }, carried: Carried): SQL {
   const { scope } = search;
   const inScope =
     "clientId" in scope
@@ -146,24 +174,65 @@ function scopeQuery(search: UserSearch, rows: { limit: number; offset: number })
   // A user connected to several clients of the merchant has one connection to each.
   const distinct = "clientId" in scope ? sql`` : sql`DISTINCT `;
   const dir = direction(search);
+  // By user id alone when that is the sort: a repeated term costs a sort of its own.
+  const rangeOrder =
+    sort === "userId" ? sql`${userClients.userId} ${dir}` : sql`${sortColumn} ${dir}, ${userClients.userId} ${dir}`;
   const perStatus = search.statuses.map((status) => {
     const conditions = [
       inScope,
       sql`${userClients.status} = ${status}`,
       ...withinTime(userClients[search.timeColumn], search),
     ];
-    return sql`SELECT * FROM (SELECT ${distinct}${userClients.userId} AS "userId", ${sortColumn} AS "sortValue" FROM ${userClients} INDEXED BY ${sql.identifier(index)} WHERE ${and(conditions)} ORDER BY ${sortColumn} ${dir}, ${userClients.userId} ${dir} LIMIT ${rows.offset + rows.limit})`;
+    const range = sql`SELECT ${distinct}${userClients.userId} AS "userId", ${sortColumn} AS "sortValue" FROM ${userClients} INDEXED BY ${sql.identifier(index)} WHERE ${and(conditions)}`;
+    // A merchant's walk is made distinct per status, which needs a range of its own, cut.
+    return "clientId" in scope
+      ? range
+      : sql`SELECT * FROM (${range} ORDER BY ${rangeOrder} LIMIT ${rows.offset + rows.limit})`;
   });
   const merged = sql.join(perStatus, sql` UNION ALL `);
-  const withProperties = search.properties.length > 0 ? sql` JOIN ${users} ON ${users.id} = "page"."userId"` : sql``;
-  return sql`SELECT "page"."userId" AS "userId"${selectProperties(search)} FROM (${merged}) AS "page"${withProperties} ORDER BY "page"."sortValue" ${dir}, "page"."userId" ${dir} LIMIT ${rows.limit} OFFSET ${rows.offset}`;
+  const pageOrder =
+    sort === "userId" ? sql`"merged"."userId" ${dir}` : sql`"merged"."sortValue" ${dir}, "merged"."userId" ${dir}`;
+  const page = sql`SELECT "merged"."userId" AS "userId", "merged"."sortValue" AS "sortValue" FROM (${merged}) AS "merged" ORDER BY ${pageOrder} LIMIT ${rows.limit} OFFSET ${rows.offset}`;
+  // The page is cut first, so that only its own users' rows are read; it is put back in order
+  // after the join (inPageOrder), which sorting again here would cost a row read a user.
+  return sql`SELECT "page"."userId" AS "userId", "page"."sortValue" AS "sortValue"${selectCarried(search, carried)} FROM (${page}) AS "page" CROSS JOIN ${users} ON ${users.id} = "page"."userId"`;
+}
+
+/**
+ * A scope query's rows in the page's order: by its sort value, then by user id. A narrowed query's
+ * rows (no sort value) come in order already.
+ */
+function inPageOrder<Row extends { userId: number; sortValue?: number }>(rows: Row[], search: UserSearch): Row[] {
+  if (rows[0]?.sortValue === undefined) return rows;
+  const sign = search.sort[0]?.direction === "desc" ? -1 : 1;
+  return rows.sort((a, b) => sign * (a.sortValue! - b.sortValue! || a.userId - b.userId));
 }
 
 /**
  * The ids of the users on the page (in order), each with the asked-for text properties. `rows`
  * overrides the page's own limit and offset, for a scan that filters further.
  */
-export function findUsers(db: Database, search: UserSearch, rows: { limit: number; offset: number } = search) {
+export async function findUsers(db: Database, search: UserSearch, rows: { limit: number; offset: number } = search) {
+  return inPageOrder(await userSearchStatement<FoundUser>(db, search, rows, "properties"), search);
+}
+
+/** The page's users in order, each with its whole row (`userRecordFrom` reads it): one statement. */
+export async function findUserRows(db: Database, search: UserSearch) {
+  return inPageOrder(
+    await userSearchStatement<Record<string, unknown> & FoundUser>(db, search, search, "users"),
+    search,
+  );
+}
+
+/** The one statement a search runs (its rows in page order once `inPageOrder` has them). */
+export function userSearchStatement<Row extends FoundUser>(
+  db: Database,
+  search: UserSearch,
+  rows: { limit: number; offset: number },
+  carried: Carried,
+) {
   const narrowed = indexedCriteria(search).length > 0;
-  return db.all<FoundUser>(narrowed ? narrowedQuery(search, rows) : scopeQuery(search, rows));
+  return db.all<Row & { sortValue?: number }>(
+    narrowed ? narrowedQuery(search, rows, carried) : scopeQuery(search, rows, carried),
+  );
 }

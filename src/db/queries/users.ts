@@ -1,10 +1,11 @@
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, type SQL, sql } from "drizzle-orm";
 import { emailLookupKey } from "../../schemas/email-address";
 import type { SignUpProfile } from "../../schemas/sign-up";
 import type { Database } from "../client";
 import { type ClientScope, inClientScope } from "./clients";
 import {
   REFUSED_USER_STATUSES,
+  type StoredUserParts,
   totpFactors,
   userAccounts,
   userAddresses,
@@ -224,14 +225,91 @@ export function recordSignIn(db: Database, userId: number, now: number) {
   return db.update(users).set({ lastAuthenticated: now, lastLoggedIn: now }).where(eq(users.id, userId));
 }
 
-/** The users and all of their parts in one round trip, in the order asked for; unknown ids are left out. */
+/** Most parameters D1 binds in one statement. */
+const MAX_BOUND_PARAMETERS = 100;
+
+/**
+ * The users and all of their parts, in the order asked for; unknown ids are left out. One
+ * statement reads each user's row, which carries a copy of its parts (`users.parts`, kept by
+ * triggers): two rows read a user. A user not copied yet (from before migration 0031, until the
+ * retention job reaches it) has its parts read from their tables, in a second round trip.
+ */
 export async function findUserProfiles(db: Database, userIds: number[]): Promise<UserProfile[]> {
-  // One bound parameter whatever the number of ids (D1 binds at most 100 per statement).
-  const ids = sql`(SELECT value FROM json_each(${JSON.stringify(userIds)}))`;
-  const [found, emails, phoneNumbers, addresses, accounts, connections] = await db.batch([
-    db.select().from(users).where(inArray(users.id, ids)),
-    // Each part in the order its user_id index delivers (no sort), which keeps a user's rows in
-    // the order they were imported.
+  if (userIds.length === 0) return [];
+  // A batch of one: D1 reports its rows read (Server-Timing) only for a batch's statements.
+  const [found] = await db.batch([
+    db
+      .select()
+      .from(users)
+      .where(inArray(users.id, userIds.length <= MAX_BOUND_PARAMETERS ? userIds : jsonValues(userIds))),
+  ]);
+  const byId = new Map(found.map((user) => [user.id, user]));
+  return profilesOf(
+    db,
+    userIds.flatMap((id) => byId.get(id) ?? []),
+  );
+}
+
+/**
+ * The profiles of users whose rows were read, in their order: from each row's copy of its parts,
+ * or, for users not copied yet, from the parts' tables (one more round trip).
+ */
+export async function profilesOf(db: Database, records: UserRecord[]): Promise<UserProfile[]> {
+  const uncopied = records.filter((user) => user.parts === null).map((user) => user.id);
+  const read = uncopied.length > 0 ? await readParts(db, uncopied) : new Map<number, UserParts>();
+  return records.map((user) => ({
+    user,
+    ...(user.parts === null ? (read.get(user.id) ?? NO_PARTS) : copiedParts(user.id, user.parts)),
+  }));
+}
+
+const USER_COLUMNS = getTableColumns(users);
+
+/** Every column of `users`, each under the name `user.<column>`, for a statement that reads them beside others. */
+export const prefixedUserColumns = sql.join(
+  Object.values(USER_COLUMNS).map((column) => sql`${column} AS ${sql.identifier(`user.${column.name}`)}`),
+  sql`, `,
+);
+
+/** The user's row from a statement's row that selected `prefixedUserColumns`, as drizzle would read it. */
+export function userRecordFrom(row: Record<string, unknown>): UserRecord {
+  return Object.fromEntries(
+    Object.entries(USER_COLUMNS).map(([key, column]) => {
+      const value = row[`user.${column.name}`];
+      return [key, value === null || value === undefined ? null : column.mapFromDriverValue(value)];
+    }),
+  ) as UserRecord;
+}
+
+type UserParts = Omit<UserProfile, "user">;
+
+const NO_PARTS: UserParts = { emails: [], phoneNumbers: [], addresses: [], accounts: [], connections: [] };
+
+/** A user's parts as `users.parts` holds them, in the shape their tables' rows have. */
+export function copiedParts(userId: number, parts: StoredUserParts): UserParts {
+  const flagged = <Row extends { primary: 0 | 1; verified: 0 | 1 }>(row: Row) => ({
+    ...row,
+    userId,
+    primary: row.primary === 1,
+    verified: row.verified === 1,
+  });
+  return {
+    emails: parts.emails.map(flagged),
+    phoneNumbers: parts.phoneNumbers.map(flagged),
+    addresses: parts.addresses.map((row) => ({ ...row, userId })),
+    accounts: parts.accounts.map((row) => ({ ...row, userId })),
+    connections: parts.connections,
+  };
+}
+
+/** Values bound as one parameter, however many (D1 binds at most MAX_BOUND_PARAMETERS a statement). */
+const jsonValues = (values: readonly number[]) => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/** The parts of users not copied into their rows yet, from the parts' own tables: one round trip. */
+async function readParts(db: Database, userIds: number[]): Promise<Map<number, UserParts>> {
+  const ids = jsonValues(userIds);
+  const [emails, phoneNumbers, addresses, accounts, connections] = await db.batch([
+    // Each part in the order the copy keeps (its user_id index's, no sort).
     db.select().from(userEmails).where(inArray(userEmails.userId, ids)).orderBy(userEmails.userId, userEmails.id),
     db
       .select()
@@ -251,7 +329,8 @@ export async function findUserProfiles(db: Database, userIds: number[]): Promise
     db
       .select({ userId: userClients.userId, clientId: userClients.clientId, merchantId: userClients.merchantId })
       .from(userClients)
-      .where(inArray(userClients.userId, ids)),
+      .where(inArray(userClients.userId, ids))
+      .orderBy(userClients.userId, userClients.merchantId, userClients.clientId),
   ]);
   const byUser = <Row extends { userId: number }>(rows: Row[]) => Map.groupBy(rows, (row) => row.userId);
   const parts = {
@@ -261,23 +340,18 @@ export async function findUserProfiles(db: Database, userIds: number[]): Promise
     accounts: byUser(accounts),
     connections: byUser(connections),
   };
-  const usersById = new Map(found.map((user) => [user.id, user]));
-  return userIds.flatMap((id) => {
-    const user = usersById.get(id);
-    if (!user) return [];
-    return [
+  return new Map(
+    userIds.map((id) => [
+      id,
       {
-        user,
         emails: parts.emails.get(id) ?? [],
         phoneNumbers: parts.phoneNumbers.get(id) ?? [],
         addresses: parts.addresses.get(id) ?? [],
         accounts: parts.accounts.get(id) ?? [],
-        connections: (parts.connections.get(id) ?? [])
-          .map(({ clientId, merchantId }) => ({ clientId, merchantId }))
-          .sort((a, b) => a.merchantId - b.merchantId || (a.clientId < b.clientId ? -1 : 1)),
+        connections: (parts.connections.get(id) ?? []).map(({ clientId, merchantId }) => ({ clientId, merchantId })),
       },
-    ];
-  });
+    ]),
+  );
 }
 
 export function updateUserStatus(db: Database, userId: number, status: number, now: number) {

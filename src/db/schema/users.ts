@@ -1,4 +1,5 @@
 /** Users, the parts of a user that have rows of their own, and which clients see which users. */
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { clients } from "./merchants-and-clients";
 import { now } from "./now";
@@ -8,6 +9,27 @@ export const REFUSED_USER_STATUSES: Readonly<Record<number, string>> = {
   [-1]: "inactive",
   [-2]: "blocked",
   [-3]: "deleted",
+};
+
+/** A flag as SQLite's json_object writes it. */
+type StoredFlag = 0 | 1;
+
+/** `users.parts` as the triggers write it: each part's rows in their order, flags as 0 or 1. */
+export type StoredUserParts = {
+  emails: { id: number; value: string; type: string; primary: StoredFlag; verified: StoredFlag }[];
+  phoneNumbers: { id: number; value: string; type: string; primary: StoredFlag; verified: StoredFlag }[];
+  addresses: {
+    id: number;
+    type: string;
+    formatted: string | null;
+    streetAddress: string | null;
+    postalCode: string | null;
+    locality: string | null;
+    region: string | null;
+    country: string | null;
+  }[];
+  accounts: { id: number; domain: string; accountUserId: string | null; username: string | null }[];
+  connections: { clientId: string; merchantId: number }[];
 };
 
 export const users = sqliteTable(
@@ -49,9 +71,19 @@ export const users = sqliteTable(
     givenNameKey: text("given_name_key"),
     displayNameKey: text("display_name_key"),
     preferredUsernameKey: text("preferred_username_key"),
+    /**
+     * A copy of the user's e-mail addresses, phone numbers, addresses, accounts and connections,
+     * kept by triggers of those tables (migration 0031), so that a User object is one row read.
+     * Null for a user not yet copied since the migration (the retention job copies them).
+     */
+    parts: text("parts", { mode: "json" }).$type<StoredUserParts>(),
   },
   (t) => [
     uniqueIndex("users_uuid_idx").on(t.uuid),
+    // Shrinks to nothing once every user's parts are copied.
+    index("users_parts_missing_idx")
+      .on(t.id)
+      .where(sql`${t.parts} IS NULL`),
     uniqueIndex("users_legacy_id_idx").on(t.legacyId),
     index("users_email_idx").on(t.email),
     index("users_phone_number_idx").on(t.phoneNumber),
