@@ -34,7 +34,7 @@ import { ApiError, toApiError, TryAgainLater } from "./errors";
 import { API_VERSION, respondError } from "./http/container";
 import { routingPath } from "./http/format";
 import { attachDatabase, noSniff, readRequest, selectFormat, serverTiming } from "./middleware/request";
-import { signInWorker } from "./middleware/sign-in-worker";
+import { SIGN_IN_PATHS, signInWorker } from "./middleware/sign-in-worker";
 import { signedResponses } from "./middleware/signing";
 import { methodParameter } from "./http/reserved-parameters";
 import { isBrowserPage, renderUnavailablePage } from "./pages/unavailable";
@@ -55,7 +55,7 @@ const API_BASE = `/api/${API_VERSION}`;
 export const app = new Hono<AppEnv>({ getPath: (request) => routingPath(getPath(request)) });
 
 app.use(noSniff, serverTiming, readRequest, attachDatabase);
-app.use("/oauth/*", signInWorker);
+for (const path of SIGN_IN_PATHS) app.use(path, signInWorker);
 app.use("/api/*", selectFormat, signedResponses, methodParameter);
 app.use("/oauth/*", methodParameter);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => renderError(c, methodNotAllowedError(methods)) }));

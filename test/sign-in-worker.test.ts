@@ -19,7 +19,7 @@ let nextUser = 1_100_000 + Math.floor(Math.random() * 1000) * 10;
 
 /** The edge Worker's env with SIGN_IN bound, and what was passed to it. */
 function split({ failing = false } = {}) {
-  const passed: { method: string; path: string; redirect: string; body: string }[] = [];
+  const passed: { method: string; path: string; redirect: string; body: string; ip: string | null }[] = [];
   const signIn = {
     async fetch(request: Request) {
       passed.push({
@@ -27,6 +27,7 @@ function split({ failing = false } = {}) {
         path: new URL(request.url).pathname,
         redirect: request.redirect,
         body: await request.clone().text(),
+        ip: request.headers.get("CF-Connecting-IP"),
       });
       if (failing) throw new Error("Network connection lost.");
       return exports.default.fetch(request);
@@ -37,9 +38,12 @@ function split({ failing = false } = {}) {
   return { passed, send };
 }
 
+/** The caller's address, as Cloudflare's edge sets it. */
+const CALLER = { "CF-Connecting-IP": "203.0.113.7" };
+
 const post = (fields: Record<string, string>, headers: Record<string, string> = {}): RequestInit => ({
   method: "POST",
-  headers: { ...FORM, ...headers },
+  headers: { ...FORM, ...CALLER, ...headers },
   body: new URLSearchParams(fields).toString(),
 });
 
@@ -72,6 +76,8 @@ describe("the edge Worker with a sign-in Worker", () => {
     expect(refreshed.headers.get("Server-Timing")).toMatch(/"1 queries, \d+ rows read, 2 written"/);
     expect(passed.map(({ method, path }) => `${method} ${path}`)).toEqual(["POST /oauth/token", "POST /oauth/token"]);
     expect(passed[1]!.body).toBe(new URLSearchParams({ grant_type: "refresh_token", refresh_token }).toString());
+    // The caller's address goes along: the sign-in throttles count the caller, not the edge.
+    expect(passed.map(({ ip }) => ip)).toEqual([CALLER["CF-Connecting-IP"], CALLER["CF-Connecting-IP"]]);
     // The rotation happened there: the new token goes on.
     const { refresh_token: next } = (await refreshed.json()) as { refresh_token: string };
     expect(next).not.toBe(refresh_token);
@@ -80,7 +86,7 @@ describe("the edge Worker with a sign-in Worker", () => {
     ).toBe(200);
   });
 
-  it("answers at the edge what needs no primary: client_credentials, the key set, userinfo, the API", async () => {
+  it("answers at the edge what needs no primary: client_credentials, the key set, the API", async () => {
     const { passed, send } = split();
     const token = await send(
       "/oauth/token",
@@ -88,7 +94,6 @@ describe("the edge Worker with a sign-in Worker", () => {
     );
     expect(token.status).toBe(200);
     expect((await send("/oauth/jwks")).status).toBe(200);
-    expect((await send("/oauth/userinfo")).status).toBe(401);
     expect((await send("/api/2/status")).status).toBe(200);
     expect((await send("/.well-known/openid-configuration")).status).toBe(200);
     expect(passed).toEqual([]);
@@ -100,6 +105,14 @@ describe("the edge Worker with a sign-in Worker", () => {
     });
     expect(json.status).toBe(400);
     expect(passed.map(({ path }) => path)).toEqual(["/oauth/token"]);
+  });
+
+  it("passes userinfo and SPiD's browser paths, which read the primary too", async () => {
+    const { passed, send } = split();
+    expect((await send("/oauth/userinfo")).status).toBe(401);
+    expect((await send(`/flow/login?client_id=${webClient.id}&redirect_uri=${CALLBACK}`)).status).toBeLessThan(500);
+    expect((await send("/logout")).status).toBeLessThan(500);
+    expect(passed.map(({ path }) => path)).toEqual(["/oauth/userinfo", "/flow/login", "/logout"]);
   });
 
   it("runs the browser flow there: the login page, single sign-on's redirect (never followed), the code", async () => {

@@ -1,10 +1,11 @@
 /**
- * The edge Worker's half of the split (docs/edge.md "The sign-in Worker"): an /oauth/* request
- * that reads or writes the D1 primary goes, whole, to the sign-in Worker placed next to it
- * (SIGN_IN), so that a caller far from the primary waits one round trip for it instead of one per
- * storage call. What needs no primary stays where the caller is: the key set, `userinfo` (read from
- * replicas, like the API) and the `client_credentials` grant (its client is in the isolate's cache).
- * Without the binding (the sign-in Worker itself, local development, the tests) nothing moves.
+ * The edge Worker's half of the split (docs/edge.md "The sign-in Worker"): a request of the
+ * sign-in side (/oauth/*, and SPiD's browser paths /flow/* and /logout, which run the same flows)
+ * goes, whole, to the sign-in Worker placed next to the D1 primary (SIGN_IN), so that a caller far
+ * from the primary waits one round trip for it instead of one per storage call. What needs no
+ * primary stays where the caller is: the key set and the `client_credentials` grant (its client is
+ * in the isolate's cache). Without the binding (the sign-in Worker itself, local development, the
+ * tests) nothing moves.
  */
 import type { HonoRequest } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -13,8 +14,11 @@ import { PlatformUnavailable } from "../errors";
 import { isForm } from "../http/media-type";
 import { recordFault } from "../platform/health";
 
-/** /oauth/* paths answered at the edge. */
-const EDGE_PATHS = new Set(["/oauth/jwks", "/oauth/userinfo"]);
+/** The sign-in side's paths, mounted in app.ts before anything reads storage. */
+export const SIGN_IN_PATHS = ["/oauth/*", "/flow/*", "/logout"];
+
+/** Paths of the sign-in side answered at the edge. */
+const EDGE_PATHS = new Set(["/oauth/jwks"]);
 
 export const signInWorker = createMiddleware<AppEnv>(async (c, next) => {
   const signIn = c.env.SIGN_IN;
@@ -44,6 +48,9 @@ export const signInWorker = createMiddleware<AppEnv>(async (c, next) => {
 
 async function needsPrimary(request: HonoRequest): Promise<boolean> {
   if (EDGE_PATHS.has(request.path)) return false;
-  if (request.path !== "/oauth/token" || !isForm(request.header("Content-Type"))) return true;
+  // Only a POST's form was read (readRequest); anything else at the token endpoint is refused there.
+  if (request.path !== "/oauth/token" || request.method !== "POST" || !isForm(request.header("Content-Type"))) {
+    return true;
+  }
   return (await request.formData()).get("grant_type") !== "client_credentials";
 }
