@@ -10,9 +10,8 @@
 import type { HonoRequest } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { PlatformUnavailable } from "../errors";
 import { isForm } from "../http/media-type";
-import { recordFault } from "../platform/health";
+import { unavailable } from "../platform/calls";
 
 /** The sign-in side's paths, mounted in app.ts before anything reads storage. */
 export const SIGN_IN_PATHS = ["/oauth/*", "/flow/*", "/logout"];
@@ -38,9 +37,7 @@ export const signInWorker = createMiddleware<AppEnv>(async (c, next) => {
   } catch (err) {
     // The sign-in Worker answers every error of its own; a rejection is the platform's. Never
     // repeated: the first attempt may have spent a code or rotated a token before its answer was lost.
-    recordFault("Sign-in Worker", Date.now());
-    console.error(`sign-in worker: ${err instanceof Error ? err.name : "error"} forwarding ${method} ${c.req.path}`);
-    throw new PlatformUnavailable(1);
+    throw unavailable("Sign-in Worker", `${method} ${c.req.path}`, "unrepeatable", 1, err);
   }
   // Its own copy: the middleware before this one adds headers, and a fetched answer's are immutable.
   return new Response(answer.body, answer);

@@ -70,7 +70,11 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
   return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
 }
 
-function unavailable(
+/**
+ * A call that failed for good: recorded for the status page, logged once in the platform's own
+ * words, and answered as a 503 with the Retry-After its kind calls for.
+ */
+export function unavailable(
   binding: BindingName,
   operation: string,
   kind: FaultKind,

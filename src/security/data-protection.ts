@@ -92,12 +92,12 @@ export function keyId(secret: string): Promise<string> {
   return id;
 }
 
-/** The ring's key whose id is `id`, if any. */
 /** Whether a stored value (`<key id>.<…>`) is under a key of the ring: one this deployment reads. */
 export async function underRingKey(ring: KeyRing, stored: string): Promise<boolean> {
   return (await keyById(ring, stored.slice(0, stored.indexOf(".")))) !== undefined;
 }
 
+/** The ring's key whose id is `id`, if any. */
 async function keyById(ring: KeyRing, id: string): Promise<string | undefined> {
   for (const key of keysOf(ring)) if ((await keyId(key)) === id) return key;
   return undefined;

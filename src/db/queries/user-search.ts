@@ -16,7 +16,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { userClients, userEmails, users } from "../schema";
 import type { Page } from "./page";
-import { prefixedUserColumns } from "./users";
+import { jsonValues, prefixedUserColumns } from "./users";
 
 export type UserSort = "userId" | "published" | "updated";
 export type NameProperty = "familyName" | "givenName" | "displayName" | "preferredUsername";
@@ -73,18 +73,13 @@ const PROPERTY_VALUES: Record<TextProperty, SQL> = {
   utcOffset: sql`${users.utcOffset}`,
 };
 
-/**
- * The values as one bound parameter, however many there are: the scope walk repeats its
- * conditions once per status, and D1 binds at most 100 parameters a statement.
- */
-const list = (values: readonly unknown[]) => sql`SELECT value FROM json_each(${JSON.stringify(values)})`;
 /** One value is compared directly: a list costs a row read for each of its values, and another to look each up. */
 const anyOf = (column: SQL | SQLiteColumn, values: readonly unknown[] | undefined) =>
   values === undefined
     ? undefined
     : values.length === 1
       ? sql`${column} = ${values[0]}`
-      : sql`${column} IN (${list(values)})`;
+      : sql`${column} IN ${jsonValues(values)}`;
 
 /**
  * A primary e-mail address: one is found by the service-wide unique index of addresses (one user

@@ -302,8 +302,11 @@ export function copiedParts(userId: number, parts: StoredUserParts): UserParts {
   };
 }
 
-/** Values bound as one parameter, however many (D1 binds at most MAX_BOUND_PARAMETERS a statement). */
-const jsonValues = (values: readonly number[]) => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
+/**
+ * Values as one bound parameter, however many there are (D1 binds at most MAX_BOUND_PARAMETERS a
+ * statement): `column IN ${jsonValues(values)}`. Each value costs a row read of its own.
+ */
+export const jsonValues = (values: readonly unknown[]) => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
 
 /** The parts of users not copied into their rows yet, from the parts' own tables: one round trip. */
 async function readParts(db: Database, userIds: number[]): Promise<Map<number, UserParts>> {
