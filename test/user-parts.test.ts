@@ -1,0 +1,99 @@
+/**
+ * The copy of a user's parts in the user's row (users.parts, kept by migration 0031's triggers):
+ * after every kind of write to every part's table, the User object read from the copy is the one
+ * read from the tables themselves (as for a user not copied yet).
+ */
+import { env } from "cloudflare:workers";
+import { and, eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { findUserProfiles } from "../src/db/queries/users";
+import { userAccounts, userAddresses, userClients, userEmails, userPhoneNumbers, users } from "../src/db/schema";
+import { createClient, createUser } from "./helpers/seed";
+
+const db = openDatabase(env.DB);
+let nextUser = 1_200_000 + Math.floor(Math.random() * 1000) * 10;
+
+/** The user's profile from the copy, and from the parts' tables (the copy set aside meanwhile). */
+async function bothWays(userId: number) {
+  const [fromCopy] = await findUserProfiles(db, [userId]);
+  const [{ parts }] = await db.select({ parts: users.parts }).from(users).where(eq(users.id, userId));
+  expect(parts).not.toBeNull();
+  await db.update(users).set({ parts: null }).where(eq(users.id, userId));
+  const [fromTables] = await findUserProfiles(db, [userId]);
+  await db.update(users).set({ parts }).where(eq(users.id, userId));
+  return { fromCopy: fromCopy!, fromTables: fromTables! };
+}
+
+async function expectCopyCurrent(userId: number) {
+  const { fromCopy, fromTables } = await bothWays(userId);
+  expect({ ...fromCopy, user: undefined }).toEqual({ ...fromTables, user: undefined });
+  return fromCopy;
+}
+
+describe("the copy of a user's parts", () => {
+  it("follows every insert, update and delete of each part, in each part's order", async () => {
+    const userId = nextUser++;
+    const client = await createClient({ merchantId: 20 });
+    await createUser(userId, {
+      emails: [{ value: `second${userId}@example.org`, type: "work" }],
+      phoneNumber: "+4791234567",
+      addresses: { home: { streetAddress: "Storgata 1", postalCode: "0155", locality: "Oslo", country: "NO" } },
+    });
+    expect((await expectCopyCurrent(userId)).emails).toHaveLength(2);
+
+    await db.insert(userEmails).values({ userId, value: `third${userId}@example.org`, type: "other" });
+    await db
+      .update(userEmails)
+      .set({ verified: true })
+      .where(eq(userEmails.value, `second${userId}@example.org`));
+    expect((await expectCopyCurrent(userId)).emails.map((e) => e.verified)).toContain(true);
+    await db.delete(userEmails).where(eq(userEmails.value, `third${userId}@example.org`));
+    expect((await expectCopyCurrent(userId)).emails).toHaveLength(2);
+
+    await db.insert(userPhoneNumbers).values({ userId, value: "+4790000000", type: "work" });
+    await db.update(userPhoneNumbers).set({ primary: true }).where(eq(userPhoneNumbers.value, "+4790000000"));
+    expect((await expectCopyCurrent(userId)).phoneNumbers).toHaveLength(2);
+    await db.delete(userPhoneNumbers).where(eq(userPhoneNumbers.userId, userId));
+    expect((await expectCopyCurrent(userId)).phoneNumbers).toEqual([]);
+
+    // Addresses come by type, then as written: "delivery" before "home".
+    await db.insert(userAddresses).values({ userId, type: "delivery", locality: "Bergen" });
+    expect((await expectCopyCurrent(userId)).addresses.map((a) => a.type)).toEqual(["delivery", "home"]);
+    await db.update(userAddresses).set({ region: "Vestland" }).where(eq(userAddresses.locality, "Bergen"));
+    expect((await expectCopyCurrent(userId)).addresses[0]!.region).toBe("Vestland");
+    await db.delete(userAddresses).where(and(eq(userAddresses.userId, userId), eq(userAddresses.type, "home")));
+    expect((await expectCopyCurrent(userId)).addresses).toHaveLength(1);
+
+    await db.insert(userAccounts).values({ userId, domain: "example.com", username: "ingrid" });
+    await db.update(userAccounts).set({ accountUserId: "42" }).where(eq(userAccounts.userId, userId));
+    expect((await expectCopyCurrent(userId)).accounts).toEqual([
+      expect.objectContaining({ domain: "example.com", accountUserId: "42", username: "ingrid" }),
+    ]);
+    await db.delete(userAccounts).where(eq(userAccounts.userId, userId));
+    expect((await expectCopyCurrent(userId)).accounts).toEqual([]);
+
+    // Connections: by merchant, then client; a client moved to another merchant moves its connection.
+    await db.insert(userClients).values({ userId, clientId: client.id, merchantId: 20 });
+    expect((await expectCopyCurrent(userId)).connections.map((c) => c.merchantId)).toEqual([10, 20]);
+    await db.update(userClients).set({ merchantId: 5 }).where(eq(userClients.clientId, client.id));
+    expect((await expectCopyCurrent(userId)).connections.map((c) => c.merchantId)).toEqual([5, 10]);
+    // A change of the user's status is copied into the connections, not into the copy: it stays as it was.
+    await db.update(users).set({ status: 0 }).where(eq(users.id, userId));
+    await expectCopyCurrent(userId);
+    await db.delete(userClients).where(eq(userClients.clientId, client.id));
+    expect((await expectCopyCurrent(userId)).connections.map((c) => c.merchantId)).toEqual([10]);
+  });
+
+  it("is the same for a user imported again, whose parts are deleted and written anew", async () => {
+    const userId = nextUser++;
+    await createUser(userId, { emails: [{ value: `old${userId}@example.org`, type: "work" }] });
+    await createUser(userId, {
+      emails: [{ value: `new${userId}@example.org`, type: "home" }],
+      addresses: { invoice: { locality: "Trondheim" } },
+    });
+    const profile = await expectCopyCurrent(userId);
+    expect(profile.emails.map((e) => e.value)).toEqual([`user${userId}@example.org`, `new${userId}@example.org`]);
+    expect(profile.addresses.map((a) => a.locality)).toEqual(["Trondheim"]);
+  });
+});
