@@ -17,7 +17,8 @@ let nextUser = 1_200_000 + Math.floor(Math.random() * 1000) * 10;
 /** The user's profile from the copy, and from the parts' tables (the copy set aside meanwhile). */
 async function bothWays(userId: number) {
   const [fromCopy] = await findUserProfiles(db, [userId]);
-  const [{ parts }] = await db.select({ parts: users.parts }).from(users).where(eq(users.id, userId));
+  const [row] = await db.select({ parts: users.parts }).from(users).where(eq(users.id, userId));
+  const parts = row!.parts;
   expect(parts).not.toBeNull();
   await db.update(users).set({ parts: null }).where(eq(users.id, userId));
   const [fromTables] = await findUserProfiles(db, [userId]);
