@@ -3,6 +3,7 @@ import { checkConfiguration, configurationChecked } from "./configuration";
 import type { Bindings } from "./env";
 import { nowInSeconds } from "./http/datetime";
 import { purgeExpired } from "./jobs/retention";
+import { SIGN_OUT_CRON, signOutRefusedUsers } from "./jobs/status-sign-outs";
 import { reliableBindings } from "./platform/bindings";
 import { CALLBACKS_QUEUE, deliverCallbacks } from "./queues/callbacks";
 import { makeQueuedLinks } from "./queues/link-requests";
@@ -37,9 +38,14 @@ export default {
         : makeQueuedLinks;
     return whenChecked(env, () => consume(batch, env));
   },
-  // The retention job (wrangler.toml [triggers]): an hourly purge of what has expired.
-  async scheduled(_controller, handed) {
+  // wrangler.toml [triggers]: every minute the sign-out job, hourly the retention job's purge.
+  async scheduled(controller, handed) {
     const env = reliableBindings(handed);
+    if (controller.cron === SIGN_OUT_CRON) {
+      const done = await whenChecked(env, () => signOutRefusedUsers(env, nowInSeconds()));
+      if (done.signedOut + done.failed > 0) console.log(`sign-out job: ${JSON.stringify(done)}`);
+      return;
+    }
     const purged = await whenChecked(env, () => purgeExpired(env, nowInSeconds()));
     console.log(`retention: purged ${JSON.stringify(purged)}`);
   },

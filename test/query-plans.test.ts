@@ -36,6 +36,7 @@ import {
   userBackchannelClients,
 } from "../src/db/queries/refresh-tokens";
 import { findLiveUserSessions, revokeUserSessions } from "../src/db/queries/sessions";
+import { findPendingSignOuts, settlePendingSignOut } from "../src/db/queries/status-sign-outs";
 import { disconnectUser } from "../src/db/queries/users";
 import { type Carried, type UserSearch, userSearchStatement } from "../src/db/queries/user-search";
 
@@ -316,6 +317,15 @@ describe("callbacks", () => {
     const found = await plan(clientsWithOverdueChanges(db, 0, 10));
     expect(found).toMatch(/callback_changes_waiting_idx/);
     expect(found).not.toMatch(/\bSCAN callback_changes\b/);
+  });
+});
+
+describe("the sign-out job", () => {
+  it("takes the oldest waiting users by their index, with no sort, and settles one by its key", async () => {
+    const oldest = await plan(findPendingSignOuts(db, 500));
+    expect(oldest).toMatch(/pending_sign_outs_requested_idx/);
+    expect(oldest).not.toMatch(/TEMP B-TREE/);
+    expect(await plan(settlePendingSignOut(db, 1))).toMatch(/SEARCH pending_sign_outs USING INTEGER PRIMARY KEY/);
   });
 });
 

@@ -10,7 +10,7 @@
  * either finds a usable lease or asks the Durable Object itself.
  */
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv, Bindings, RequestTiming } from "../env";
 import { logUnlessPlatformFault } from "../errors";
 import { ipAllowed } from "../http/ip";
 import type { ApiEndpoint } from "../schemas/api-endpoints";
@@ -158,8 +158,13 @@ function release(c: Context<AppEnv>, clientId: string, lease: HeldLease): void {
  * Revokes access tokens at their client's RateLimiter, and in this isolate's copy at once; other
  * isolates learn of it within a lease (LEASE_MS).
  */
-export async function revokeTokens(c: Context<AppEnv>, clientId: string, revocations: Revocation[]): Promise<void> {
-  await rateLimiterFor(c.env, clientId, c.get("timing")).revoke(revocations);
+export async function revokeTokens(
+  env: Bindings,
+  clientId: string,
+  revocations: Revocation[],
+  timing?: RequestTiming,
+): Promise<void> {
+  await rateLimiterFor(env, clientId, timing).revoke(revocations);
   const state = stateOf(clientId);
   for (const revocation of revocations) remember(state, revocationId(revocation), revocation.expiresAt);
 }

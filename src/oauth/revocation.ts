@@ -39,7 +39,12 @@ export async function revokeGrant(
 ): Promise<void> {
   // The Durable Object first: the grant's access tokens stop at their next call even if the D1
   // update then fails.
-  await revokeTokens(c, client.id, [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }]);
+  await revokeTokens(
+    c.env,
+    client.id,
+    [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }],
+    c.get("timing"),
+  );
   const db = c.get("db")();
   await db.batch([
     revokeRefreshTokenFamily(db, grant, now),
@@ -57,7 +62,7 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
   if (looksLikeJwt(token)) {
     const claims = await ownAccessToken(c, client.id, token);
     if (!claims) return;
-    await revokeTokens(c, client.id, [{ jti: claims.jti, expiresAt: claims.expires * 1000 }]);
+    await revokeTokens(c.env, client.id, [{ jti: claims.jti, expiresAt: claims.expires * 1000 }], c.get("timing"));
     const detail = { token: "access", reason: "revoked" };
     const entry = { action: "token.revoke", ...(claims.userId !== null && { userId: claims.userId }), detail };
     await auditEntry(c, byClient(client), entry, now).run();

@@ -11,11 +11,13 @@
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
+import type { Database } from "../db/client";
 import type { ClientScope } from "../db/queries/clients";
 import { findUserBackchannelClients, findUserGrants, revokeUserRefreshTokens } from "../db/queries/refresh-tokens";
 import { findLiveUserSessions, revokeUserSessions } from "../db/queries/sessions";
+import { settlePendingSignOut } from "../db/queries/status-sign-outs";
 import { revokeTokens } from "../durable-objects/leases";
-import type { AppEnv } from "../env";
+import type { AppEnv, Bindings, RequestTiming } from "../env";
 import { sendLogoutNotices } from "../queues/logout-notices";
 import type { LogoutNotice } from "../schemas/logout-notice";
 import { sessionSid } from "./sessions";
@@ -24,43 +26,57 @@ import { sessionSid } from "./sessions";
  * What a sign-out ends (the live sessions, and the grants that still had a live refresh token),
  * and the statements that end it.
  */
-export type SignOut = { writes: BatchItem<"sqlite">[]; sessions: number; grants: number };
+export type SignOut = { writes: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]; sessions: number; grants: number };
 
 /** Sessions' `sid`s per look-up of their clients: each is a bound parameter, of D1's 100. */
 const SIDS_PER_QUERY = 50;
 
 /**
+ * What a sign-out runs on: a request's (`signOutSite`), or the sign-out job's, which has no
+ * request. `timing` counts the Durable Object calls into the request's Server-Timing.
+ */
+export type SignOutSite = { env: Bindings; db: Database; timing?: RequestTiming | undefined };
+
+export function signOutSite(c: Context<AppEnv>): SignOutSite {
+  return { env: c.env, db: c.get("db")(), timing: c.get("timing") };
+}
+
+/**
  * `sessions: false` leaves the browser sessions alone (a withdrawn consent ends the client's grants,
- * not the user's single sign-on).
+ * not the user's single sign-on). A sign-out at every client also settles a sign-out the user's
+ * status change left for the job (db/schema/sign-in.ts `pendingSignOuts`), once its writes run
+ * after that change in the caller's batch.
  */
 export async function signOutUser(
-  c: Context<AppEnv>,
+  site: SignOutSite,
   userId: number,
   scope: ClientScope,
   now: number,
   { sessions: endSessions = true } = {},
 ): Promise<SignOut> {
-  const db = c.get("db")();
+  const { env, db, timing } = site;
   const [sessions, grants] = await Promise.all([
     endSessions ? findLiveUserSessions(db, userId, scope, now).all() : [],
     findUserGrants(db, userId, scope, now).all(),
   ]);
-  const sids = await Promise.all(sessions.map(({ idHash }) => sessionSid(c.env, idHash)));
-  await sendLogoutNotices(c.env, await noticesFor(c, userId, scope, sids, now));
+  const sids = await Promise.all(sessions.map(({ idHash }) => sessionSid(env, idHash)));
+  await sendLogoutNotices(env, await noticesFor(db, userId, scope, sids, now));
   const byClient = Map.groupBy(grants, (grant) => grant.clientId);
   await Promise.all(
     [...byClient].map(([clientId, clientGrants]) =>
       revokeTokens(
-        c,
+        env,
         clientId,
         clientGrants.map(({ grant, liveUntil }) => ({ grant, expiresAt: liveUntil * 1000 })),
+        timing,
       ),
     ),
   );
   return {
     writes: [
-      ...(endSessions ? [revokeUserSessions(db, userId, scope, now)] : []),
       revokeUserRefreshTokens(db, userId, scope, now),
+      ...(endSessions ? [revokeUserSessions(db, userId, scope, now)] : []),
+      ...(scope === null && endSessions ? [settlePendingSignOut(db, userId)] : []),
     ],
     sessions: sessions.length,
     grants: grants.filter(({ refreshable }) => refreshable === 1).length,
@@ -73,13 +89,12 @@ export async function signOutUser(
  * `sid` (backchannel_logout_session_required) is not sent.
  */
 async function noticesFor(
-  c: Context<AppEnv>,
+  db: Database,
   userId: number,
   scope: ClientScope,
   sids: string[],
   now: number,
 ): Promise<LogoutNotice[]> {
-  const db = c.get("db")();
   const chunks =
     sids.length === 0
       ? [[]]

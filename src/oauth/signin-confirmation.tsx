@@ -20,7 +20,7 @@ import { MESSAGES } from "../pages/messages";
 import { Alert, CodeInput, type PageStatus, renderPage, WayBack } from "../pages/page";
 import { hashPassword } from "../security/password";
 import { auditEntry, type SignInClient } from "../events/audit";
-import { signOutUser } from "./sign-out";
+import { signOutSite, signOutUser } from "./sign-out";
 import { checkSecondFactor } from "./factors/second-factor";
 import { resumeAuthorization } from "./authorize";
 import { csrfToken, csrfTokenValid } from "./csrf";
@@ -186,7 +186,7 @@ function acceptablePassword(password: string): boolean {
  */
 async function setNewPassword(c: Context<AppEnv>, client: SignInClient, userId: number, password: string, now: number) {
   const db = c.get("db")();
-  const signOut = await signOutUser(c, userId, null, now);
+  const signOut = await signOutUser(signOutSite(c), userId, null, now);
   await db.batch([
     setPasswordHash(db, userId, await hashPassword(password)),
     ...signOut.writes,

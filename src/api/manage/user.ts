@@ -20,7 +20,7 @@ import { nowInSeconds } from "../../http/datetime";
 import type { Parameter } from "../../http/openapi";
 import { validate } from "../../http/validation";
 import { requireToken } from "../../middleware/auth";
-import { signOutUser } from "../../oauth/sign-out";
+import { signOutSite, signOutUser } from "../../oauth/sign-out";
 import { userStatusRequestSchema } from "../../schemas/management";
 import { signOutSchema, userExportSchema } from "../../schemas/responses/management";
 import { userSchema } from "../../schemas/responses/user";
@@ -104,7 +104,8 @@ export const userManagementRoutes = new Hono<AppEnv>()
       }
       if (status === user.status) return respond(c, { object: "User", data: userView(profile) });
       const now = nowInSeconds();
-      const signOut = status < USER_STATUS.unverified ? await signOutUser(c, user.id, null, now) : undefined;
+      const signOut =
+        status < USER_STATUS.unverified ? await signOutUser(signOutSite(c), user.id, null, now) : undefined;
       const db = c.get("db")();
       const [told] = await db.batch([
         callbackRows(c, { userId: user.id, changedFields: ["status"] }, now),
@@ -145,7 +146,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
       const scope = await managedClients(c, authority, c.req.queries("clientId"));
       const now = nowInSeconds();
       const userId = profile.user.id;
-      const signOut = await signOutUser(c, userId, scope, now);
+      const signOut = await signOutUser(signOutSite(c), userId, scope, now);
       const db = c.get("db")();
       const reach = { sessions: signOut.sessions, grants: signOut.grants };
       await db.batch([
@@ -175,7 +176,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
       }
       const now = nowInSeconds();
       const userId = profile.user.id;
-      const signOut = await signOutUser(c, userId, scope, now, { sessions: false });
+      const signOut = await signOutUser(signOutSite(c), userId, scope, now, { sessions: false });
       const db = c.get("db")();
       // The clients losing the user are told before the connection goes.
       const [told] = await db.batch([
@@ -214,7 +215,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
         const now = nowInSeconds();
         const userId = profile.user.id;
         // The notices and access tokens first; the sessions and refresh tokens go with the erasure.
-        const signOut = await signOutUser(c, userId, null, now);
+        const signOut = await signOutUser(signOutSite(c), userId, null, now);
         const db = c.get("db")();
         const [told] = await db.batch([
           callbackRows(c, { userId, changedFields: ["status"] }, now),

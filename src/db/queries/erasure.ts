@@ -6,6 +6,7 @@
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { deleteUserPasskeys } from "./passkeys";
+import { settlePendingSignOut } from "./status-sign-outs";
 import { deleteSecondFactor } from "./second-factor";
 import { USER_STATUS } from "../../schemas/value-sets";
 import {
@@ -85,5 +86,7 @@ export function eraseUser(db: Database, userId: number, now: number) {
         updated: now,
       })
       .where(eq(users.id, userId)),
+    // The erasure's caller signed the user out already: nothing is left for the sign-out job.
+    settlePendingSignOut(db, userId),
   ] as const;
 }

@@ -113,3 +113,23 @@ export const sessions = sqliteTable(
     index("sessions_expires_idx").on(t.expires),
   ],
 );
+
+/**
+ * Users whose status became one that refuses sign-in (inactive, blocked, deleted) by a write that
+ * did not sign them out itself: a bulk import, or anything else that sets `users.status`. A trigger
+ * (migration 0032) adds the row with the status change, whatever wrote it; the sign-out job
+ * (jobs/status-sign-outs.ts, every minute) ends the user's sessions and grants and deletes it. The
+ * management API signs the user out in the same request and deletes the row in the same batch.
+ * A row is its user's, as the user's own row is (no merchant): it moves with the user.
+ */
+export const pendingSignOuts = sqliteTable(
+  "pending_sign_outs",
+  {
+    userId: integer("user_id")
+      .primaryKey()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** When the status changed, Unix seconds: the job takes the oldest first. */
+    requested: integer("requested").notNull(),
+  },
+  (t) => [index("pending_sign_outs_requested_idx").on(t.requested)],
+);
