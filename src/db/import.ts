@@ -106,6 +106,7 @@ export async function buildImportStatements(
         postLogoutRedirectUris: c.postLogoutRedirectUris,
         backchannelLogoutUri: c.backchannelLogoutUri,
         backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired,
+        refreshTokenRotation: c.refreshTokenRotation,
         callbackUrl: c.callbackUrl,
         tokenEndpointAuthMethod: c.tokenEndpointAuthMethod,
         scope: c.scope,

@@ -27,6 +27,7 @@ export interface RateLimiterRpc extends Rpc.DurableObjectBranded {
   redeemed(key: string): Promise<boolean>;
   revoke(revocations: Revocation[]): Promise<void>;
   revoked(token: TokenIdentity): Promise<boolean>;
+  grantEnded(grant: string): Promise<boolean>;
   callbacksChanged(clientId: string): Promise<void>;
   callbacksSettled(attempt: number, more: boolean): Promise<void>;
 }

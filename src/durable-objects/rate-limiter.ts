@@ -222,6 +222,11 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
     return this.revocations.isRevoked(token);
   }
 
+  /** Whether a grant has ended, asked by each refresh of a persistent refresh token (revocations.ts). */
+  async grantEnded(grant: string): Promise<boolean> {
+    return this.revocations.isGrantEnded(grant);
+  }
+
   /** A change the client is to be told of waits in D1 (callback-schedule.ts). */
   async callbacksChanged(clientId: string): Promise<void> {
     await this.callbacks.changed(clientId, Date.now());

@@ -2,8 +2,11 @@
  * The client's revoked access tokens, listed until they would have expired anyway: by token
  * (`jti:`) or by the grant they came from (`grant:`). Each listing takes a new sequence number, so
  * that isolates holding a lease (leases.ts keeps their copies) learn of it when they next renew.
- * Table `revoked`.
+ * Table `revoked`. Every grant listed is also kept as ended, in table `ended_grants`, for as long
+ * as a refresh token of it can be valid: a persistent refresh token (oauth/persistent-refresh-tokens.ts)
+ * is checked here on each use, never by a lease, so these many long-kept rows travel with none.
  */
+import { REFRESH_TOKEN_LIFETIME } from "../oauth/refresh-tokens";
 import { type ExpiringRecords, scheduleCleanup } from "./expiry-alarm";
 import type { Revocation, RevocationUpdate, TokenIdentity } from "./rate-limiter-rpc";
 import { replaceOldTable } from "./table-successor";
@@ -34,6 +37,8 @@ export class Revocations implements ExpiringRecords {
       "CREATE TABLE IF NOT EXISTS revoked (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, expires_at INTEGER NOT NULL)",
     );
     sql.exec("CREATE INDEX IF NOT EXISTS revoked_expires_at ON revoked (expires_at)");
+    sql.exec("CREATE TABLE IF NOT EXISTS ended_grants (grant_id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS ended_grants_expires_at ON ended_grants (expires_at)");
     // Before leases, revocations were kept without a sequence number.
     replaceOldTable(
       sql,
@@ -52,7 +57,23 @@ export class Revocations implements ExpiringRecords {
         id,
       );
       await scheduleCleanup(this.storage, revocation.expiresAt);
+      if ("grant" in revocation) await this.endGrant(revocation.grant);
     }
+  }
+
+  /**
+   * A grant has ended: kept until every refresh token issued under it has expired (each lives 30
+   * days from its issue, and none is issued once this is written, as a refresh asks here first).
+   */
+  private async endGrant(grant: string): Promise<void> {
+    const keptUntil = Date.now() + REFRESH_TOKEN_LIFETIME * 1000;
+    this.storage.sql.exec("REPLACE INTO ended_grants (grant_id, expires_at) VALUES (?, ?)", grant, keptUntil);
+    await scheduleCleanup(this.storage, keptUntil);
+  }
+
+  /** Whether the grant has ended (revoked, or its user signed out), for a persistent refresh token. */
+  isGrantEnded(grant: string): boolean {
+    return this.storage.sql.exec("SELECT 1 FROM ended_grants WHERE grant_id = ?", grant).toArray().length > 0;
   }
 
   /** Whether the token, or the grant it came from, has been revoked. */
@@ -81,9 +102,13 @@ export class Revocations implements ExpiringRecords {
 
   deleteExpired(now: number): void {
     this.storage.sql.exec("DELETE FROM revoked WHERE expires_at <= ?", now);
+    this.storage.sql.exec("DELETE FROM ended_grants WHERE expires_at <= ?", now);
   }
 
   nextExpiry(): number | null {
-    return this.storage.sql.exec<{ next: number | null }>("SELECT min(expires_at) AS next FROM revoked").one().next;
+    const next = (table: string) =>
+      this.storage.sql.exec<{ next: number | null }>(`SELECT min(expires_at) AS next FROM ${table}`).one().next;
+    const times = [next("revoked"), next("ended_grants")].filter((time) => time !== null);
+    return times.length === 0 ? null : Math.min(...times);
   }
 }

@@ -32,7 +32,7 @@ export async function nextRefreshToken(env: Bindings, now: number, key: string) 
 
 /** A new grant's first token, its locator's row key (`token_hash`) and its keyed hash. */
 export async function newRefreshToken(env: Bindings, now: number) {
-  const tokenHash = locatorKey(randomToken(LOCATOR_BYTES));
+  const tokenHash = locatorKey(newLocator());
   return { ...(await nextRefreshToken(env, now, tokenHash)), tokenHash };
 }
 
@@ -52,7 +52,13 @@ export function newRefreshTokenFamily(): string {
 }
 
 const LOCATOR_BYTES = 16;
-const LOCATOR = /^[A-Za-z0-9_-]{22}$/;
+/** A grant's locator: 128 random bits, base64url. */
+export const LOCATOR = /^[A-Za-z0-9_-]{22}$/;
+
+/** A new grant's random locator. */
+export function newLocator(): string {
+  return randomToken(LOCATOR_BYTES);
+}
 
 const LOCATOR_KEY_PREFIX = "rt:";
 

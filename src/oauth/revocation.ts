@@ -17,6 +17,7 @@ import type { AccessTokenClaims, AppEnv } from "../env";
 import { auditEntry, byClient, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
+import { openPersistentToken, type PersistentTokenParts, persistentTokenParts } from "./persistent-refresh-tokens";
 import { presentedRefreshToken } from "./refresh-tokens";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
 import { verifyAccessToken } from "./tokens";
@@ -68,6 +69,12 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
     await auditEntry(c, byClient(client), entry, now).run();
     return;
   }
+  const persistent = persistentTokenParts(token);
+  if (persistent) {
+    const grant = await openPersistentToken(c.env, client.id, persistent);
+    if (grant) await revokeGrant(c, client, { grant: grant.family, userId: grant.userId, reason: "revoked" }, now);
+    return;
+  }
   // Any token that names the grant (its current one, or an earlier one: only its holders saw its
   // locator) revokes the grant.
   const refresh = await findRefreshToken(c.get("db")(), await presentedRefreshToken(c.env, token));
@@ -107,6 +114,8 @@ export async function introspectToken(
       token_use: claims.kind,
     };
   }
+  const persistent = persistentTokenParts(token);
+  if (persistent) return introspectPersistent(c, clientId, persistent, now);
   const refresh = await findRefreshToken(c.get("db")(), await presentedRefreshToken(c.env, token));
   const live = refresh?.current && refresh.revoked === null && refresh.expires > now;
   if (!refresh || !live || refresh.clientId !== clientId) return inactive;
@@ -124,7 +133,30 @@ export async function introspectToken(
   };
 }
 
-/** Refresh tokens are base64url with one dot at most; our access tokens are compact JWS. */
+/** A persistent refresh token of the client's own: live unless expired, its grant ended or its user refused. */
+async function introspectPersistent(
+  c: Context<AppEnv>,
+  clientId: string,
+  parts: PersistentTokenParts,
+  now: number,
+): Promise<IntrospectionResponse> {
+  const grant = await openPersistentToken(c.env, clientId, parts);
+  if (!grant || grant.expires <= now) return { active: false };
+  if (await rateLimiterFor(c.env, clientId, c.get("timing")).grantEnded(grant.family)) return { active: false };
+  if (!(await userMaySignIn(c, grant.userId))) return { active: false };
+  return {
+    active: true,
+    client_id: clientId,
+    scope: grant.scope,
+    sub: String(grant.userId),
+    iss: c.env.BASE_URL,
+    exp: grant.expires,
+    iat: grant.issued,
+    token_use: "refresh",
+  };
+}
+
+/** Rotated refresh tokens have one dot at most, persistent ones three; our access tokens are compact JWS (two). */
 function looksLikeJwt(token: string): boolean {
   return token.split(".").length === 3;
 }

@@ -23,6 +23,9 @@ export const GRANT_TYPES = [
   "urn:ietf:params:oauth:grant-type:token-exchange",
 ] as const;
 
+/** A public client's refresh tokens are rotated: its client_id proves nothing (RFC 9700 §4.14.2). */
+export const PUBLIC_CLIENTS_ROTATE = "a public client's refresh tokens are rotated (RFC 9700 §4.14.2)";
+
 /** The rights: what lets a client act beyond its own users or its merchant, the operator's alone to give. */
 export const CLIENT_RIGHTS = ["admin", "universalDataAccess", "unregisteredPayments"] as const;
 
@@ -86,6 +89,7 @@ export const clientSettingsSchema = z.strictObject({
   callbackUrl: z.optional(z.nullable(text(LIMITS.url))),
   backchannelLogoutUri: z.optional(z.nullable(text(LIMITS.url))),
   backchannelLogoutSessionRequired: z.optional(z.boolean()),
+  refreshTokenRotation: z.optional(z.boolean()),
   postLogoutRedirectUris: z.optional(uris(LIMITS.redirectUris)),
   logoUri: z.optional(z.nullable(text(LIMITS.url))),
   clientUri: z.optional(z.nullable(text(LIMITS.url))),

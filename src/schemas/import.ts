@@ -14,7 +14,7 @@ import { MAX_ACCESS_TOKEN_LIFETIME } from "../oauth/lifetimes";
 import { SIGNING_ALGORITHMS } from "../oauth/signing-algorithms";
 import { API_ENDPOINTS } from "./api-endpoints";
 import { CLIENT_FIELDS } from "./client-fields";
-import { GRANT_TYPES } from "./client-settings";
+import { GRANT_TYPES, PUBLIC_CLIENTS_ROTATE } from "./client-settings";
 import {
   serverEndpointProblem,
   clientScopeProblem,
@@ -143,6 +143,7 @@ const client = z
       .nullable()
       .default(null),
     backchannelLogoutSessionRequired: flag.default(false),
+    refreshTokenRotation: flag.default(true),
     /** Where the client is told of changes to its users (docs/callbacks.md). */
     callbackUrl: checked(LIMITS.url, (uri) => serverEndpointProblem(uri, { loopback: true }))
       .nullable()
@@ -165,6 +166,10 @@ const client = z
   .refine((c) => (c.tokenEndpointAuthMethod === "none") === c.public || c.tokenEndpointAuthMethod === null, {
     message: "tokenEndpointAuthMethod none is a public client's, and a public client's is none",
     path: ["tokenEndpointAuthMethod"],
+  })
+  .refine((c) => c.refreshTokenRotation || !c.public, {
+    message: PUBLIC_CLIENTS_ROTATE,
+    path: ["refreshTokenRotation"],
   });
 
 const contact = z.strictObject({

@@ -35,7 +35,12 @@ import {
   redirectUrisProblem,
   serverEndpointProblem,
 } from "../../schemas/client-metadata";
-import { CLIENT_RIGHTS, type ClientSettings, clientSettingsSchema } from "../../schemas/client-settings";
+import {
+  CLIENT_RIGHTS,
+  type ClientSettings,
+  clientSettingsSchema,
+  PUBLIC_CLIENTS_ROTATE,
+} from "../../schemas/client-settings";
 import { clientSettingsResponseSchema } from "../../schemas/responses/management";
 import { keyRing, protectSecret, sealSecret } from "../../security/data-protection";
 import { newClientId, randomToken } from "../../security/random-token";
@@ -139,6 +144,7 @@ function settingsProblem(client: ClientRecord | Stored, sent: Partial<Stored>, e
   }
   const unfit = publicClient ? grantTypes.find((grant) => !PUBLIC_CLIENT_GRANTS.has(grant)) : undefined;
   if (unfit !== undefined) return `grantTypes: a public client has no ${unfit} grant`;
+  if (publicClient && client.refreshTokenRotation === false) return `refreshTokenRotation: ${PUBLIC_CLIENTS_ROTATE}`;
   const loopback = { loopback: environment === "development" };
   for (const name of ["callbackUrl", "backchannelLogoutUri"] as const) {
     const uri = sent[name];
@@ -184,6 +190,7 @@ function settingsView(client: ClientRecord) {
     callbackUrl: client.callbackUrl,
     backchannelLogoutUri: client.backchannelLogoutUri,
     backchannelLogoutSessionRequired: client.backchannelLogoutSessionRequired,
+    refreshTokenRotation: client.refreshTokenRotation,
     postLogoutRedirectUris: client.postLogoutRedirectUris,
     logoUri: client.logoUri,
     clientUri: client.clientUri,

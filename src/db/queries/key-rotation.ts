@@ -5,10 +5,11 @@
  * previous key. These reads scan the live rows once per `npm run reseal` round: an operator's
  * command, never a request path.
  */
-import { and, count, eq, gt, isNotNull, isNull, max, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNotNull, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { clients, idempotencyKeys, refreshTokens, sessions, totpFactors } from "../schema";
+import { REFRESH_TOKEN_LIFETIME } from "../../oauth/refresh-tokens";
 
 /** Whether a stored value is under another key than the one `tag` (`<key id>.`) names. */
 const notUnder = (column: SQLiteColumn, tag: string): SQL =>
@@ -94,6 +95,10 @@ export function replaceTotpSecret(db: Database, userId: number, was: string, sec
 
 /** What still depends on the previous key, now. */
 export async function previousKeyDependencies(db: Database, tag: string, now: number, since: number, keptFor: number) {
+  const persistent = sql`${refreshTokens.tokenHash} LIKE 'pt:%'`;
+  const persistentUntil = since + REFRESH_TOKEN_LIFETIME;
+  /** Until when a live token of the row may be under the previous key. */
+  const tokenEnd = sql`CASE WHEN ${persistent} THEN min(${refreshTokens.expires}, ${persistentUntil}) ELSE ${refreshTokens.expires} END`;
   const [sealed, totp, hashed, liveSessions, liveTokens, kept] = await db.batch([
     db.select({ count: count() }).from(clients).where(sealedUnderOtherKeys(tag, now)),
     db.select({ count: count() }).from(totpFactors).where(notUnder(totpFactors.secretSealed, tag)),
@@ -113,7 +118,10 @@ export async function previousKeyDependencies(db: Database, tag: string, now: nu
       .from(sessions)
       .where(and(isNull(sessions.revoked), gt(sessions.expires, now), notUnder(sessions.idHash, tag))),
     db
-      .select({ count: count(), until: max(refreshTokens.expires) })
+      .select({
+        count: count(),
+        until: sql<number | null>`max(${tokenEnd})`,
+      })
       .from(refreshTokens)
       .where(
         and(
@@ -121,10 +129,18 @@ export async function previousKeyDependencies(db: Database, tag: string, now: nu
           gt(refreshTokens.expires, now),
           // A grant's own record (`grant:<family>`) is no token.
           sql`${refreshTokens.tokenHash} NOT LIKE 'grant:%'`,
-          // A grant rotated in place (`rt:<locator>`) keeps its current token's hash beside.
           or(
+            // A grant rotated in place (`rt:<locator>`) keeps its current token's hash beside.
             and(sql`${refreshTokens.tokenHash} LIKE 'rt:%'`, notUnder(refreshTokens.secretHash, tag)),
-            and(sql`${refreshTokens.tokenHash} NOT LIKE 'rt:%'`, notUnder(refreshTokens.tokenHash, tag)),
+            // A persistent grant's tokens carry their MAC, made under the key current at each
+            // refresh: one started before the rotation may hold a token under the previous key
+            // for 30 days after it started, none later.
+            and(persistent, lt(refreshTokens.created, since), sql`${persistentUntil} > ${now}`),
+            and(
+              sql`${refreshTokens.tokenHash} NOT LIKE 'rt:%'`,
+              sql`NOT ${persistent}`,
+              notUnder(refreshTokens.tokenHash, tag),
+            ),
           ),
         ),
       ),

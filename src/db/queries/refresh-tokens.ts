@@ -267,12 +267,21 @@ export async function findBackchannelClients(db: Database, sid: string) {
 }
 
 /**
+ * When the row's grant last issued, or may yet issue, an access token, as of `now`: a rotated
+ * token's row at its creation (each refresh makes a new one); a persistent grant's row
+ * (`pt:<locator>`, written once) up to its revocation or end, since its refreshes write nothing.
+ */
+export function lastIssue(now: number) {
+  return sql<number>`CASE WHEN ${refreshTokens.tokenHash} LIKE 'pt:%' THEN min(coalesce(${refreshTokens.revoked}, ${now}), ${refreshTokens.expires}) ELSE ${refreshTokens.created} END`;
+}
+
+/**
  * The user's grants at the clients in `scope` whose access tokens may still be live, each with
- * when its last one ends (a token's creation plus its client's access-token lifetime), and whether
- * it still has a live refresh token.
+ * when its last one ends (its last issue plus its client's access-token lifetime), and whether it
+ * still has a live refresh token.
  */
 export function findUserGrants(db: Database, userId: number, scope: ClientScope, now: number) {
-  const liveUntil = sql<number>`max(${refreshTokens.created} + ${clients.accessTokenLifetime})`;
+  const liveUntil = sql<number>`max(${lastIssue(now)} + ${clients.accessTokenLifetime})`;
   const refreshable = sql<number>`max(${refreshTokens.revoked} IS NULL AND ${refreshTokens.expires} > ${now})`;
   return db
     .select({ grant: refreshTokens.family, clientId: refreshTokens.clientId, liveUntil, refreshable })

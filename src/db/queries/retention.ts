@@ -6,6 +6,7 @@
 import { and, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
+import { lastIssue } from "./refresh-tokens";
 import {
   auditEvents,
   callbackChanges,
@@ -23,9 +24,9 @@ function deleteUpTo(db: Database, table: SQLiteTable, key: SQLiteColumn, where: 
 }
 
 /**
- * Refresh tokens past their expiry whose grant's access tokens have all expired too (a token's
- * creation plus its client's access-token lifetime): until then, sign-out everywhere finds the
- * grant by them (oauth/sign-out.ts).
+ * Refresh tokens past their expiry whose grant's access tokens have all expired too (its last
+ * issue plus its client's access-token lifetime): until then, sign-out everywhere finds the grant
+ * by them (oauth/sign-out.ts).
  */
 export function purgeRefreshTokens(db: Database, now: number, limit: number) {
   const lifetime = sql`(SELECT ${clients.accessTokenLifetime} FROM ${clients} WHERE ${clients.id} = ${refreshTokens.clientId})`;
@@ -33,7 +34,7 @@ export function purgeRefreshTokens(db: Database, now: number, limit: number) {
     db,
     refreshTokens,
     refreshTokens.id,
-    and(lte(refreshTokens.expires, now), sql`${refreshTokens.created} + ${lifetime} <= ${now}`),
+    and(lte(refreshTokens.expires, now), sql`${lastIssue(now)} + ${lifetime} <= ${now}`),
     limit,
   );
 }

@@ -107,6 +107,12 @@ export const clients = sqliteTable(
     backchannelLogoutSessionRequired: integer("backchannel_logout_session_required", { mode: "boolean" })
       .notNull()
       .default(false),
+    /**
+     * Whether each refresh rotates the refresh token (with reuse detection); false, for a
+     * confidential client only, gives its new grants persistent refresh tokens, checked without
+     * D1 (oauth/persistent-refresh-tokens.ts).
+     */
+    refreshTokenRotation: integer("refresh_token_rotation", { mode: "boolean" }).notNull().default(true),
     tokenEndpointAuthMethod: text("token_endpoint_auth_method").$type<TokenEndpointAuthMethod>(),
     scope: text("scope"),
     /** HMAC-SHA256 of the RFC 7592 registration access token; null for an imported client. */

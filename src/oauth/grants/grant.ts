@@ -10,6 +10,7 @@ import type { RequestedClaims } from "../../schemas/requested-claims";
 import { releasedClaims, userClaims } from "../openid/claims";
 import type { Scope } from "../openid/scopes";
 import { issueIdToken, type OpenIdSignIn } from "../openid/id-tokens";
+import { newPersistentGrant } from "../persistent-refresh-tokens";
 import { newRefreshToken, newRefreshTokenFamily } from "../refresh-tokens";
 import { issueAccessToken } from "../tokens";
 
@@ -136,7 +137,7 @@ export async function userTokensWithNewGrant(
 ): Promise<TokenResponse> {
   const { c, client, now } = request;
   const db = c.get("db")();
-  const refresh = await newRefreshToken(c.env, now);
+  const refresh = await firstRefreshToken(request, userId, grant, userGrant);
   // Signed before anything is written: a signing key that fails (a 503 while misconfigured) must
   // leave no grant behind whose tokens the client never got.
   const response = await userTokens(request, userId, userGrant, {
@@ -152,7 +153,7 @@ export async function userTokensWithNewGrant(
       clientId: client.id,
       userId,
       family: grant,
-      created: refresh.created,
+      created: now,
       expires: refresh.expires,
       scope: userGrant.scope,
       ...(signIn && { authTime: signIn.authTime, sid: signIn.sid, method: signIn.method }),
@@ -162,6 +163,34 @@ export async function userTokensWithNewGrant(
     ...writes,
   ]);
   return response;
+}
+
+/**
+ * A new grant's first refresh token, with its row's key, hash and end: rotated on each use, or,
+ * for a confidential client that chose so, persistent (oauth/persistent-refresh-tokens.ts).
+ */
+async function firstRefreshToken(
+  { c, client, now }: GrantRequest,
+  userId: number,
+  grant: string,
+  userGrant: UserGrant,
+) {
+  if (client.refreshTokenRotation || client.publicClient) return newRefreshToken(c.env, now);
+  const { scope, subject, signIn, claims } = userGrant;
+  const persistent = await newPersistentGrant(
+    c.env,
+    client.id,
+    {
+      family: grant,
+      userId,
+      scope,
+      subject: scope.split(" ").includes("openid") ? subject : undefined,
+      signIn,
+      claims,
+    },
+    now,
+  );
+  return { ...persistent, secretHash: null };
 }
 
 type UserTokenOptions = {

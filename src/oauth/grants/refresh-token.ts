@@ -33,7 +33,15 @@ import {
 } from "../../db/queries/refresh-tokens";
 import { refusalOf } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
+import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { keyRing, underRingKey } from "../../security/data-protection";
+import {
+  openPersistentToken,
+  persistentRefreshToken,
+  type PersistentTokenParts,
+  persistentTokenParts,
+  refreshedGrant,
+} from "../persistent-refresh-tokens";
 import { inRotationGrace, newRefreshToken, nextRefreshToken, presentedRefreshToken } from "../refresh-tokens";
 import { revokeGrant } from "../revocation";
 import { assertCanSign } from "../tokens";
@@ -48,6 +56,8 @@ export const refreshTokenGrant: Grant = async (request) => {
   const db = c.get("db")();
   // The answer is signed after the rotation is written: keys that cannot sign are found first.
   await assertCanSign(c.env);
+  const persistent = persistentTokenParts(params.refresh_token);
+  if (persistent) return refreshPersistent(request, persistent);
   const presented = await presentedRefreshToken(c.env, params.refresh_token);
   const { tokenHashes, locatorKey } = presented;
   // The steady state: a grant's current token, its scope kept, rotated in one round trip.
@@ -130,14 +140,40 @@ async function rotateEarlierForm(request: GrantRequest, found: Found): Promise<T
 }
 
 /**
+ * A persistent refresh token (oauth/persistent-refresh-tokens.ts): its MAC, expiry and scope
+ * checked here, and its grant's end in the client's Durable Object, the one call a refresh makes;
+ * nothing is written, so nothing is lost to a fault (a 503 leaves the token as it was). The answer
+ * carries the grant's next token, valid 30 days from now.
+ */
+async function refreshPersistent(request: GrantRequest, parts: PersistentTokenParts): Promise<TokenResponse> {
+  const { c, client, now } = request;
+  // Another client's token, an altered one, or one under a key no longer read: the same answer.
+  const grant = await openPersistentToken(c.env, client.id, parts);
+  if (!grant) throw invalidGrant("The refresh token is invalid");
+  if (grant.expires <= now) throw invalidGrant("The refresh token has expired");
+  const scope = narrowedScope(request, grant.scope);
+  if (await rateLimiterFor(c.env, client.id, c.get("timing")).grantEnded(grant.family)) {
+    throw invalidGrant("The refresh token has been used or revoked");
+  }
+  const { userId, subject, signIn, claims, family } = grant;
+  const refreshToken = await persistentRefreshToken(c.env, client.id, refreshedGrant(grant, now));
+  return userTokens(request, userId, { scope, subject, signIn, claims }, { grant: family, refreshToken });
+}
+
+/**
  * The scope of the access token answered, once the token's expiry and its user are checked: the
  * grant's, or the narrower one asked for (RFC 6749 §6; the grant keeps its own).
  */
-function checkedScope({ scopes: asked, now }: GrantRequest, { token, userStatus }: Found): string {
-  if (token.expires <= now) throw invalidGrant("The refresh token has expired");
+function checkedScope(request: GrantRequest, { token, userStatus }: Found): string {
+  if (token.expires <= request.now) throw invalidGrant("The refresh token has expired");
   const refusal = refusalOf(userStatus);
   if (refusal) throw invalidGrant(`The user account is ${refusal}`);
-  const granted = token.scope.split(" ").filter((scope) => scope !== "");
+  return narrowedScope(request, token.scope);
+}
+
+/** The grant's scope, or the narrower one asked for; wider is refused. */
+function narrowedScope({ scopes: asked }: GrantRequest, grantScope: string): string {
+  const granted = grantScope.split(" ").filter((scope) => scope !== "");
   const scopes = asked ?? granted;
   if (!scopes.every((scope) => granted.includes(scope))) {
     throw new OAuthError(400, "invalid_scope", "The requested scope exceeds what the refresh token was granted");

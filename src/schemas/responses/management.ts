@@ -92,6 +92,7 @@ export const clientSettingsResponseSchema = z.object({
   callbackUrl: z.nullable(z.string()),
   backchannelLogoutUri: z.nullable(z.string()),
   backchannelLogoutSessionRequired: z.boolean(),
+  refreshTokenRotation: z.boolean(),
   postLogoutRedirectUris: z.array(z.string()),
   logoUri: z.nullable(z.string()),
   clientUri: z.nullable(z.string()),
