@@ -10,5 +10,12 @@ export const ROUTE_FILTER = process.env.BENCH_ROUTES?.split(",").filter((word) =
  */
 export const ROUNDS = 3;
 export const BENCH_CLIENT = { id: "bench0000000000000000000", secret: "bench-client-secret-0000000000" };
-export const BASIC = `Basic ${Buffer.from(`${BENCH_CLIENT.id}:${BENCH_CLIENT.secret}`).toString("base64")}`;
+export const BASIC = basicOf(BENCH_CLIENT);
+/** The benchmark client's twin with persistent refresh tokens (`refreshTokenRotation: false`). */
+export const PERSISTENT_BENCH_CLIENT = { id: "bench0000000000000000001", secret: "bench-client-secret-0000000001" };
+export const PERSISTENT_BASIC = basicOf(PERSISTENT_BENCH_CLIENT);
+
+function basicOf({ id, secret }: { id: string; secret: string }): string {
+  return `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`;
+}
 export const FORM = "application/x-www-form-urlencoded";

@@ -8,7 +8,7 @@ import type autocannon from "autocannon";
 import demo from "../../../data/demo.json" with { type: "json" };
 import { fmt } from "../bench-runtime";
 import type { Comparison, LoadMeter, Route } from "./measure";
-import { BASIC, CONNECTIONS, FORM, ROUNDS, ROUTE_FILTER } from "./plan";
+import { BASIC, CONNECTIONS, FORM, PERSISTENT_BASIC, ROUNDS, ROUTE_FILTER } from "./plan";
 import { durableObjectShare } from "./twin-figures";
 import { fetchToken, type Target, type Targets } from "./workers";
 
@@ -22,10 +22,12 @@ export type RouteFigures = { label: string; comparison: Comparison; share: strin
 export async function benchRoutes(meter: LoadMeter, { service, baseline, twin }: Targets): Promise<RouteFigures[]> {
   // The connections rotate chains from this pool; each run (the warm-up and every round) ends with
   // up to one request in flight per connection, whose chain it takes along.
-  const { refreshTokens, accessToken } = await signIns(service.url, 2 * (ROUNDS + 1) * CONNECTIONS);
+  const chains = 2 * (ROUNDS + 1) * CONNECTIONS;
+  const { refreshTokens, accessToken } = await signIns(service.url, chains, BASIC);
+  const persistent = await signIns(service.url, chains, PERSISTENT_BASIC);
   service.userToken = twin.userToken = accessToken;
   const figures: RouteFigures[] = [];
-  const chosen = routes(refreshTokens).filter(
+  const chosen = routes(refreshTokens, persistent.refreshTokens).filter(
     (route) => ROUTE_FILTER.length === 0 || ROUTE_FILTER.some((word) => route.label.includes(word)),
   );
   for (const route of chosen) {
@@ -37,7 +39,7 @@ export async function benchRoutes(meter: LoadMeter, { service, baseline, twin }:
   return figures;
 }
 
-function routes(refreshTokens: string[]): Route[] {
+function routes(refreshTokens: string[], persistentTokens: string[]): Route[] {
   const bearer = (t: Target) => ({ Authorization: `Bearer ${t.serverToken}` });
   return [
     { label: "GET /api/2/status", method: "GET", path: "/api/2/status", headers: () => ({}) },
@@ -55,6 +57,15 @@ function routes(refreshTokens: string[]): Route[] {
       body: "grant_type=refresh_token",
       headers: () => ({ Authorization: BASIC, "Content-Type": FORM }),
       requests: [refreshChain(refreshTokens)],
+    },
+    {
+      // The same grant for a client with persistent refresh tokens: no D1, one Durable Object read.
+      label: "POST /oauth/token (refresh_token, persistent)",
+      method: "POST",
+      path: "/oauth/token",
+      body: "grant_type=refresh_token",
+      headers: () => ({ Authorization: PERSISTENT_BASIC, "Content-Type": FORM }),
+      requests: [refreshChain(persistentTokens)],
     },
     {
       label: "GET /api/2/clients (server token)",
@@ -106,15 +117,19 @@ function refreshChain(pool: string[]): autocannon.Request {
   };
 }
 
-/** Refresh tokens of the demo's first user for the benchmark client, from as many password sign-ins, and an access token. */
-async function signIns(url: string, count: number): Promise<{ refreshTokens: string[]; accessToken: string }> {
+/** Refresh tokens of the demo's first user for a benchmark client, from as many password sign-ins, and an access token. */
+async function signIns(
+  url: string,
+  count: number,
+  basic: string,
+): Promise<{ refreshTokens: string[]; accessToken: string }> {
   const user = demo.users[0]!;
   const tokens: string[] = [];
   let accessToken = "";
   for (let i = 0; i < count; i++) {
     const res = await fetch(`${url}/oauth/token`, {
       method: "POST",
-      headers: { Authorization: BASIC, "Content-Type": FORM },
+      headers: { Authorization: basic, "Content-Type": FORM },
       body: new URLSearchParams({
         grant_type: "password",
         username: user.email,

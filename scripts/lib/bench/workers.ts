@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import demo from "../../../data/demo.json" with { type: "json" };
 import { bundle, buildService, DEVELOPMENT_TWIN, type Secrets, seed, startRuntime, workerUrl } from "../bench-runtime";
-import { BENCH_CLIENT, FORM } from "./plan";
+import { BENCH_CLIENT, FORM, PERSISTENT_BENCH_CLIENT } from "./plan";
 
 /** A worker the load goes to, with the benchmark client's tokens for it. */
 export type Target = { name: string; url: string; serverToken: string; userToken?: string };
@@ -32,8 +32,16 @@ export async function startWorkers(
 
 /** Seeds the demo data and the benchmark client, and gets a server token from each worker. */
 export async function prepareTargets(runtime: Miniflare, dataProtectionKey: string): Promise<Targets> {
+  const rateLimit = { limit: 10_000_000, windowSeconds: 3600 };
   await seed(runtime, dataProtectionKey, [
-    { ...demo.clients[0]!, ...BENCH_CLIENT, name: "Benchmark", rateLimit: { limit: 10_000_000, windowSeconds: 3600 } },
+    { ...demo.clients[0]!, ...BENCH_CLIENT, name: "Benchmark", rateLimit },
+    {
+      ...demo.clients[0]!,
+      ...PERSISTENT_BENCH_CLIENT,
+      name: "Benchmark, persistent",
+      rateLimit,
+      refreshTokenRotation: false,
+    },
   ]);
   const targets: Target[] = [];
   for (const name of ["service", "baseline"]) {
