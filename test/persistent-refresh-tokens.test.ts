@@ -204,9 +204,12 @@ describe("a persistent grant ends at once", () => {
 
   it("when the user is signed out everywhere, and within a run of the sign-out job when an import blocks them", async () => {
     const signedOut = await signedIn();
+    const later = await refreshed(signedOut.refresh);
     const res = await call(`/api/2/user/${signedOut.userId}/logout`, { method: "POST", headers: bearer(admin) });
     expect((await container(res)).data).toMatchObject({ grants: 1 });
     await expectOAuthError(await refresh(signedOut.refresh), "invalid_grant");
+    // An access token from a refresh after the sign-in is found and ended too.
+    expect((await me(later.access_token)).status).toBe(401);
 
     const imported = await signedIn();
     await importData({ users: [{ ...imported.user.row, status: -2 }] });

@@ -47,12 +47,21 @@ describe("the retention job", () => {
       created,
       expires,
     });
+    const persistent = (name: string, clientId: string, created: number, expires: number) => ({
+      ...token(name, clientId, created, expires),
+      tokenHash: `pt:${crypto.randomUUID()}`,
+    });
     const tokens = {
       expired: token("expired", daily.id, now - 40 * DAY, now - 10 * DAY),
       accessStillLive: token("access-live", yearly.id, now - 40 * DAY, now - 10 * DAY),
       live: token("live", daily.id, now - DAY, now + 29 * DAY),
+      // Persistent grants (`pt:`): written at the sign-in, issuing access tokens until their end.
+      persistentLive: persistent("persistent-live", daily.id, now - 40 * DAY, now + 325 * DAY),
+      persistentEnded: persistent("persistent-ended", daily.id, now - 375 * DAY, now - 10 * DAY),
+      persistentAccessLive: persistent("persistent-access-live", yearly.id, now - 375 * DAY, now - 10 * DAY),
     };
     await db.insert(refreshTokens).values(Object.values(tokens));
+    const KEPT = ["access-live", "live", "persistent-access-live", "persistent-live"];
     const session = (name: string, expires: number) => ({
       idHash: `${name}-${crypto.randomUUID()}`,
       userId,
@@ -96,7 +105,7 @@ describe("the retention job", () => {
       .select({ family: refreshTokens.family })
       .from(refreshTokens)
       .where(eq(refreshTokens.userId, userId));
-    expect(families.map((row) => row.family).sort()).toEqual(["access-live", "live"]);
+    expect(families.map((row) => row.family).sort()).toEqual(KEPT);
     const left = await db.select({ idHash: sessions.idHash }).from(sessions).where(eq(sessions.userId, userId));
     expect(left).toEqual([{ idHash: browserSessions.live.idHash }]);
     const linkRows = await db
@@ -118,7 +127,7 @@ describe("the retention job", () => {
       .select({ family: refreshTokens.family })
       .from(refreshTokens)
       .where(eq(refreshTokens.userId, userId));
-    expect(again.map((row) => row.family).sort()).toEqual(["access-live", "live"]);
+    expect(again.map((row) => row.family).sort()).toEqual(KEPT);
     expect(log.mock.calls.join("\n")).toMatch(/retention: purged .*"sessions":\d+/);
   });
 

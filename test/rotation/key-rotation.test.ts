@@ -16,8 +16,15 @@ import { openDatabase } from "../../src/db/client";
 import * as schema from "../../src/db/schema";
 import type { Bindings } from "../../src/env";
 import worker from "../../src/index";
-import { hashSecret, keyFingerprint, keyId, sealSecret } from "../../src/security/data-protection";
+import {
+  hashSecret,
+  keyFingerprint,
+  keyId,
+  SWITCH_MARGIN_SECONDS,
+  sealSecret,
+} from "../../src/security/data-protection";
 import { Browser, redirectParameters } from "../helpers/browser";
+import { formatDatetime } from "../../src/http/datetime";
 import { BASE, basicAuth, bearer, type Container } from "../helpers/http";
 import { checkAgainstDocument } from "../helpers/openapi";
 import { createClient, createUser } from "../helpers/seed";
@@ -105,10 +112,18 @@ let web: { id: string; secret: string };
 let legacy: { id: string; secret: string };
 let unused: { id: string; secret: string };
 let nativeApp: { id: string; secret: string };
+let persistentApp: { id: string; secret: string };
 const user = { email: "rotation@example.org", password: "a long enough passphrase" };
 const factorUser = { email: "rotation-factor@example.org", password: "another long passphrase" };
 const TOTP_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
-const state: { refreshToken?: string; browser?: Browser; bareRefreshToken?: string; bareBrowser?: Browser } = {};
+const state: {
+  refreshToken?: string;
+  persistentToken?: string;
+  movedPersistentToken?: string;
+  browser?: Browser;
+  bareRefreshToken?: string;
+  bareBrowser?: Browser;
+} = {};
 
 afterAll(() => vi.useRealTimers());
 
@@ -126,7 +141,8 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     legacy = await createClient({ signingSecret: SIGNING_SECRET });
     unused = await createClient();
     nativeApp = await createClient({ public: true, grantTypes: ["authorization_code"] });
-    await createUser(41_001, { ...user, clients: [app.id, web.id] });
+    persistentApp = await createClient({ grantTypes: ["password", "refresh_token"], refreshTokenRotation: false });
+    await createUser(41_001, { ...user, clients: [app.id, web.id, persistentApp.id] });
     // A user whose second factor's secret is sealed under the first key.
     await createUser(41_002, { ...factorUser, clients: [web.id] });
     await db()
@@ -153,6 +169,9 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     const granted = await tokenUnder(before, app, { grant_type: "password", ...credentials() });
     expect(granted.status).toBe(200);
     state.refreshToken = granted.body.refresh_token;
+    state.persistentToken = (
+      await tokenUnder(before, persistentApp, { grant_type: "password", ...credentials() })
+    ).body.refresh_token;
     state.browser = await signedInBrowser(before);
     expect(await passesThrough(state.browser)).toBe(true);
 
@@ -285,6 +304,28 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     expect(data.remaining.clients).not.toContain(nativeApp.id);
   });
 
+  it("counts a persistent grant started before it for 30 days after its switch margin, its tokens moving as they are refreshed", async () => {
+    const data = (await reseal(rotating)).body.data as {
+      started: string;
+      remaining: { refreshTokens: { count: number; until: string } };
+    };
+    // A persistent token made under the first key lives 30 days at most from the end of the switch
+    // margin, until which isolates on the first key alone may still make one.
+    const started = Date.parse(`${data.started.replace(" ", "T")}Z`) / 1000;
+    expect(data.remaining.refreshTokens.count).toBeGreaterThanOrEqual(1);
+    const persistentUntil = formatDatetime(started + SWITCH_MARGIN_SECONDS + 30 * 24 * 3600);
+    expect(data.remaining.refreshTokens.until >= persistentUntil).toBe(true);
+
+    const refreshed = await tokenUnder(rotating, persistentApp, {
+      grant_type: "refresh_token",
+      refresh_token: state.persistentToken!,
+    });
+    expect(refreshed.status).toBe(200);
+    const next = refreshed.body.refresh_token!;
+    expect(next.split(".")[2]).toBe(await keyId(second));
+    state.movedPersistentToken = next;
+  });
+
   it("is the operator's alone, and asks for both keys", async () => {
     const { body } = await tokenUnder(rotating, app, { grant_type: "client_credentials" });
     const res = await postUnder(rotating, "/api/2/keys/reseal", {}, bearer(body.access_token!));
@@ -318,6 +359,11 @@ describe("a DATA_PROTECTION_KEY rotation", () => {
     expect((await tokenUnder(after, legacy, { grant_type: "client_credentials" })).status).toBe(200);
     const refreshed = await tokenUnder(after, app, { grant_type: "refresh_token", refresh_token: state.refreshToken! });
     expect(refreshed.status).toBe(200);
+    // A persistent token made under the first key is unknown now; the one its refresh made is good.
+    const persistent = (token: string) =>
+      tokenUnder(after, persistentApp, { grant_type: "refresh_token", refresh_token: token });
+    expect(await persistent(state.persistentToken!)).toMatchObject({ status: 400, body: { error: "invalid_grant" } });
+    expect((await persistent(state.movedPersistentToken!)).status).toBe(200);
     const { body } = await tokenUnder(after, web, { grant_type: "client_credentials" });
     const signed = await callUnder(after, "/api/2/clients?signed=1", { headers: bearer(body.access_token!) });
     expect(await verifySignedResponse((await signed.json()) as never, SIGNING_SECRET)).toBeDefined();

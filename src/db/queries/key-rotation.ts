@@ -133,8 +133,8 @@ export async function previousKeyDependencies(db: Database, tag: string, now: nu
             // A grant rotated in place (`rt:<locator>`) keeps its current token's hash beside.
             and(sql`${refreshTokens.tokenHash} LIKE 'rt:%'`, notUnder(refreshTokens.secretHash, tag)),
             // A persistent grant's tokens carry their MAC, made under the key current at each
-            // refresh: one started before the rotation may hold a token under the previous key
-            // for 30 days after it started, none later.
+            // refresh: one started before `since` (the switch margin's end, until which isolates
+            // on the previous key alone may still make one) may hold such a token for 30 days more.
             and(persistent, lt(refreshTokens.created, since), sql`${persistentUntil} > ${now}`),
             and(
               sql`${refreshTokens.tokenHash} NOT LIKE 'rt:%'`,
