@@ -42,7 +42,7 @@ export default {
   async scheduled(controller, handed) {
     const env = reliableBindings(handed);
     if (controller.cron === SIGN_OUT_CRON) {
-      const done = await whenChecked(env, () => signOutRefusedUsers(env, nowInSeconds()));
+      const done = await whenChecked(env, () => signOutRefusedUsers(env, nowInSeconds));
       if (done.signedOut + done.failed > 0) console.log(`sign-out job: ${JSON.stringify(done)}`);
       return;
     }

@@ -7,8 +7,12 @@
  */
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { and, eq, ne } from "drizzle-orm";
 import { base64url, decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/client";
+import { revokeUserRefreshTokens } from "../src/db/queries/refresh-tokens";
+import { refreshTokens } from "../src/db/schema";
 import worker from "../src/index";
 import { SIGN_OUT_CRON } from "../src/jobs/status-sign-outs";
 import { persistentRefreshToken } from "../src/oauth/persistent-refresh-tokens";
@@ -219,6 +223,90 @@ describe("a persistent grant ends at once", () => {
   });
 });
 
+describe("a persistent grant started by a sign-in racing a sign-out", () => {
+  /**
+   * A grant as a sign-in writes it when it checked the user a moment before the sign-out read the
+   * user's grants, and wrote it after: in D1 and in its token, unknown to that sign-out.
+   */
+  async function racingGrant(userId: number) {
+    const now = Math.floor(Date.now() / 1000);
+    const locator = crypto.randomUUID().replaceAll("-", "").slice(0, 22);
+    const family = crypto.randomUUID();
+    await openDatabase(env.DB)
+      .insert(refreshTokens)
+      .values({
+        tokenHash: `pt:${locator}`,
+        clientId: client.id,
+        userId,
+        family,
+        created: now,
+        expires: now + 365 * 24 * 3600,
+        scope: "",
+      });
+    const grant = {
+      locator,
+      family,
+      userId,
+      scope: "",
+      issued: now,
+      expires: now + DAYS_30,
+      endsBy: now + 365 * 24 * 3600,
+    };
+    return { family, token: await persistentRefreshToken(env, client.id, grant) };
+  }
+
+  it("is never ended in D1 alone, where its tokens would not see it: a later sign-out finds it live and ends it", async () => {
+    const { userId, refresh: listed } = await signedIn();
+    const db = openDatabase(env.DB);
+    const racing = await racingGrant(userId);
+    // The sign-out's own write, with only the grant it read listed: the racing one is left alone.
+    const [listedFamily] = (
+      await db
+        .select({ family: refreshTokens.family })
+        .from(refreshTokens)
+        .where(and(eq(refreshTokens.userId, userId), ne(refreshTokens.family, racing.family)))
+        .all()
+    ).map((row) => row.family);
+    await db.batch([revokeUserRefreshTokens(db, userId, null, Math.floor(Date.now() / 1000), [listedFamily!])]);
+    const rows = await db
+      .select({ family: refreshTokens.family, revoked: refreshTokens.revoked })
+      .from(refreshTokens)
+      .where(eq(refreshTokens.userId, userId))
+      .all();
+    expect(rows.find((row) => row.family === racing.family)?.revoked).toBeNull();
+    expect(rows.find((row) => row.family === listedFamily)?.revoked).toEqual(expect.any(Number));
+    expect(listed).toEqual(expect.any(String));
+
+    const res = await call(`/api/2/user/${userId}/logout`, { method: "POST", headers: bearer(admin) });
+    expect(res.status).toBe(200);
+    await expectOAuthError(await refresh(racing.token), "invalid_grant");
+  });
+
+  it("is ended at the sign-out job's next run when the user was blocked or erased", async () => {
+    for (const end of ["block", "erase"] as const) {
+      const { userId } = await signedIn();
+      const res =
+        end === "block"
+          ? await call(`/api/2/user/${userId}/status`, {
+              method: "POST",
+              headers: { ...bearer(admin), "Content-Type": "application/x-www-form-urlencoded" },
+              body: "status=blocked",
+            })
+          : await call(`/api/2/user/${userId}`, { method: "DELETE", headers: bearer(admin) });
+      expect(res.status).toBe(200);
+      const racing = await racingGrant(userId);
+      // Until the run, about a minute: the one delay a persistent grant has (docs/oauth.md).
+      await refreshed(racing.token);
+      await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: SIGN_OUT_CRON }), env);
+      await expectOAuthError(
+        await refresh(racing.token),
+        "invalid_grant",
+        "The refresh token has been used or revoked",
+      );
+    }
+  });
+});
+
 describe("persistent refresh tokens and the platform", () => {
   it("answer 503 when the Durable Object cannot say whether the grant ended, and the token works after", async () => {
     const { refresh: token } = await signedIn();
@@ -261,6 +349,30 @@ describe("introspection of a persistent refresh token", () => {
 });
 
 describe("the refreshTokenRotation setting", () => {
+  it("is no use to a public client, even with a token made for it (a client made public since)", async () => {
+    const app = await createClient({
+      public: true,
+      secret: undefined,
+      grantTypes: ["authorization_code", "refresh_token"],
+    });
+    const now = Math.floor(Date.now() / 1000);
+    const token = await persistentRefreshToken(env, app.id, {
+      locator: "D".repeat(22),
+      family: crypto.randomUUID(),
+      userId: (await signedIn()).userId,
+      scope: "",
+      issued: now,
+      expires: now + DAYS_30,
+      endsBy: now + DAYS_30,
+    });
+    const res = await postForm("/oauth/token", {
+      grant_type: "refresh_token",
+      refresh_token: token,
+      client_id: app.id,
+    });
+    await expectOAuthError(res, "invalid_grant", "The refresh token is invalid");
+  });
+
   it("is refused to a public client, by the management API and by the import", async () => {
     const res = await call("/api/2/client", {
       method: "POST",

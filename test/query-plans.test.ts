@@ -242,7 +242,7 @@ describe("managing a user", () => {
     }
     for (const query of [
       findUserGrants(db, 1, scope, 0),
-      revokeUserRefreshTokens(db, 1, scope, 0),
+      revokeUserRefreshTokens(db, 1, scope, 0, ["a"]),
       userBackchannelClients(db, 1, scope, ["a", "b"], 0),
     ]) {
       const found = await plan(query);
@@ -271,9 +271,10 @@ describe("mail history", () => {
 
 describe("erasing a user", () => {
   it("finds every row it deletes or scrubs by an index, scanning no table", async () => {
-    for (const statement of eraseUser(db, 1, 0)) {
+    for (const statement of eraseUser(db, 1, 0, ["a"])) {
       const found = await plan(statement);
-      expect(found, found).not.toMatch(/\bSCAN (?!CONSTANT)/);
+      // A list passed as JSON (json_each) is scanned, as a list is: no table is.
+      expect(found, found).not.toMatch(/\bSCAN (?!CONSTANT|json_each)/);
     }
   });
 });
@@ -325,7 +326,7 @@ describe("the sign-out job", () => {
     const oldest = await plan(findPendingSignOuts(db, 500));
     expect(oldest).toMatch(/pending_sign_outs_requested_idx/);
     expect(oldest).not.toMatch(/TEMP B-TREE/);
-    expect(await plan(settlePendingSignOut(db, 1))).toMatch(/SEARCH pending_sign_outs USING INTEGER PRIMARY KEY/);
+    expect(await plan(settlePendingSignOut(db, 1, 0))).toMatch(/SEARCH pending_sign_outs USING INTEGER PRIMARY KEY/);
   });
 });
 

@@ -108,7 +108,12 @@ export type SignInOrigin = { network: string; caller: "browser" | "client server
 export type TokenIdentity = { jti: string | null; grant: string | null };
 
 /** A revocation: of one access token (`jti`) or of every access token of a grant, kept until `expiresAt` (ms). */
-export type Revocation = { jti: string; expiresAt: number } | { grant: string; expiresAt: number };
+/**
+ * A revoked access token, or every access token of a grant; `persistent` when the grant's refresh
+ * tokens are persistent ones (or may be), which are checked against the grant's end here.
+ */
+export type Revocation =
+  { jti: string; expiresAt: number } | { grant: string; expiresAt: number; persistent?: boolean };
 
 /**
  * Who spends a one-time value: the request's attempt `id`, which its repeated calls share. With

@@ -2,9 +2,9 @@
  * The client's revoked access tokens, listed until they would have expired anyway: by token
  * (`jti:`) or by the grant they came from (`grant:`). Each listing takes a new sequence number, so
  * that isolates holding a lease (leases.ts keeps their copies) learn of it when they next renew.
- * Table `revoked`. Every grant listed is also kept as ended, in table `ended_grants`, for as long
- * as a refresh token of it can be valid: a persistent refresh token (oauth/persistent-refresh-tokens.ts)
- * is checked here on each use, never by a lease, so these many long-kept rows travel with none.
+ * Table `revoked`. A grant whose refresh tokens are persistent (oauth/persistent-refresh-tokens.ts)
+ * is also kept as ended, in table `ended_grants`, for as long as one of its tokens can be valid:
+ * they are checked here on each use, never by a lease, so these long-kept rows travel with none.
  */
 import { REFRESH_TOKEN_LIFETIME } from "../oauth/refresh-tokens";
 import { type ExpiringRecords, scheduleCleanup } from "./expiry-alarm";
@@ -57,7 +57,7 @@ export class Revocations implements ExpiringRecords {
         id,
       );
       await scheduleCleanup(this.storage, revocation.expiresAt);
-      if ("grant" in revocation) await this.endGrant(revocation.grant);
+      if ("grant" in revocation && revocation.persistent) await this.endGrant(revocation.grant);
     }
   }
 

@@ -4,10 +4,12 @@
  * them out itself (a bulk import) is signed out everywhere, as the management API does at once:
  * browser sessions, refresh tokens, the access tokens issued under them (listed at their clients'
  * Durable Objects) and back-channel logout notices. Each user is one sign-out and one batch; one
- * that fails stays listed for the next run.
+ * that fails stays listed for the next run. The management API signs a user it refuses out at
+ * once and leaves the listing for this job too: its run a minute later ends a grant a sign-in
+ * racing that sign-out started (oauth/sign-out.ts), and repeats the rest harmlessly.
  */
 import { openDatabase } from "../db/client";
-import { findPendingSignOuts } from "../db/queries/status-sign-outs";
+import { findPendingSignOuts, settlePendingSignOut } from "../db/queries/status-sign-outs";
 import type { Bindings } from "../env";
 import { logUnlessPlatformFault } from "../errors";
 import { signOutUser } from "../oauth/sign-out";
@@ -21,16 +23,20 @@ const AT_ONCE = 10;
 
 export type SignOuts = { signedOut: number; failed: number };
 
-export async function signOutRefusedUsers(env: Bindings, now: number): Promise<SignOuts> {
+/**
+ * `clock` tells each sign-out's time: a run's last users are signed out later than its first, and
+ * their access tokens are listed as revoked for as long as they can live from then.
+ */
+export async function signOutRefusedUsers(env: Bindings, clock: () => number): Promise<SignOuts> {
   const db = openDatabase(env.DB);
   const pending = await findPendingSignOuts(db, SIGN_OUTS_PER_RUN).all();
   const done: SignOuts = { signedOut: 0, failed: 0 };
   for (let i = 0; i < pending.length; i += AT_ONCE) {
     const results = await Promise.allSettled(
       pending.slice(i, i + AT_ONCE).map(async ({ userId }) => {
+        const now = clock();
         const signOut = await signOutUser({ env, db }, userId, null, now);
-        // The writes settle the pending row too (oauth/sign-out.ts).
-        await db.batch(signOut.writes);
+        await db.batch([...signOut.writes, settlePendingSignOut(db, userId, now)]);
       }),
     );
     for (const result of results) {

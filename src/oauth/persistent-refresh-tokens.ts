@@ -14,6 +14,7 @@
  */
 import { base64url } from "jose";
 import * as z from "zod/mini";
+import { PERSISTENT_GRANT_PREFIX } from "../db/queries/refresh-tokens";
 import type { Bindings } from "../env";
 import { type RequestedClaims, requestedClaimsSchema, SIGN_IN_METHODS } from "../schemas/requested-claims";
 import { keyRing, protectSecret, verifySecret } from "../security/data-protection";
@@ -22,8 +23,6 @@ import { LOCATOR, newLocator, REFRESH_TOKEN_LIFETIME } from "./refresh-tokens";
 
 /** How long after the sign-in a persistent grant ends, however often it is refreshed. */
 export const PERSISTENT_GRANT_LIFETIME = 365 * 24 * 3600;
-/** The row key of a persistent grant: `pt:<locator>`. */
-export const PERSISTENT_GRANT_PREFIX = "pt:";
 
 /** What a persistent refresh token says of its grant. */
 export type PersistentGrant = {

@@ -29,13 +29,15 @@ import { verifyAccessToken } from "./tokens";
 export type GrantEnd = "revoked" | "code_reuse" | "refresh_reuse";
 
 /**
- * Ends a grant: its refresh tokens at once (D1, with its audit entry), and its access tokens at
- * the client's next call (listed in the client's RateLimiter for as long as any of them can live).
+ * Ends a grant: its refresh tokens at once (D1, with its audit entry; a persistent grant's at its
+ * client's RateLimiter, which its refreshes ask), and its access tokens at the client's next call
+ * (listed in the client's RateLimiter for as long as any of them can live). `persistent` when the
+ * grant's refresh tokens are, or may be, persistent ones.
  */
 export async function revokeGrant(
   c: Context<AppEnv>,
   client: SignInClient,
-  { grant, userId, reason }: { grant: string; userId?: number; reason: GrantEnd },
+  { grant, userId, reason, persistent }: { grant: string; userId?: number; reason: GrantEnd; persistent?: boolean },
   now: number,
 ): Promise<void> {
   // The Durable Object first: the grant's access tokens stop at their next call even if the D1
@@ -43,7 +45,7 @@ export async function revokeGrant(
   await revokeTokens(
     c.env,
     client.id,
-    [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000 }],
+    [{ grant, expiresAt: (now + MAX_ACCESS_TOKEN_LIFETIME) * 1000, ...(persistent && { persistent }) }],
     c.get("timing"),
   );
   const db = c.get("db")();
@@ -72,7 +74,10 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
   const persistent = persistentTokenParts(token);
   if (persistent) {
     const grant = await openPersistentToken(c.env, client.id, persistent);
-    if (grant) await revokeGrant(c, client, { grant: grant.family, userId: grant.userId, reason: "revoked" }, now);
+    if (grant) {
+      const ended = { grant: grant.family, userId: grant.userId, reason: "revoked", persistent: true } as const;
+      await revokeGrant(c, client, ended, now);
+    }
     return;
   }
   // Any token that names the grant (its current one, or an earlier one: only its holders saw its

@@ -15,7 +15,6 @@ import type { Database } from "../db/client";
 import type { ClientScope } from "../db/queries/clients";
 import { findUserBackchannelClients, findUserGrants, revokeUserRefreshTokens } from "../db/queries/refresh-tokens";
 import { findLiveUserSessions, revokeUserSessions } from "../db/queries/sessions";
-import { settlePendingSignOut } from "../db/queries/status-sign-outs";
 import { revokeTokens } from "../durable-objects/leases";
 import type { AppEnv, Bindings, RequestTiming } from "../env";
 import { sendLogoutNotices } from "../queues/logout-notices";
@@ -26,7 +25,13 @@ import { sessionSid } from "./sessions";
  * What a sign-out ends (the live sessions, and the grants that still had a live refresh token),
  * and the statements that end it.
  */
-export type SignOut = { writes: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]; sessions: number; grants: number };
+export type SignOut = {
+  writes: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+  sessions: number;
+  grants: number;
+  /** The persistent grants listed as ended, which alone the writes (or an erasure) may end in D1. */
+  endedPersistent: string[];
+};
 
 /** Sessions' `sid`s per look-up of their clients: each is a bound parameter, of D1's 100. */
 const SIDS_PER_QUERY = 50;
@@ -43,9 +48,10 @@ export function signOutSite(c: Context<AppEnv>): SignOutSite {
 
 /**
  * `sessions: false` leaves the browser sessions alone (a withdrawn consent ends the client's grants,
- * not the user's single sign-on). A sign-out at every client also settles a sign-out the user's
- * status change left for the job (db/schema/sign-in.ts `pendingSignOuts`), once its writes run
- * after that change in the caller's batch.
+ * not the user's single sign-on). What a sign-in racing the sign-out starts (after the grants were
+ * read) is not ended: its rotated refresh token by the writes, its persistent one never in D1
+ * alone, where its tokens would not see it. For a user refused, the sign-out job's next run, which
+ * the status change listed, ends it too.
  */
 export async function signOutUser(
   site: SignOutSite,
@@ -67,19 +73,24 @@ export async function signOutUser(
       revokeTokens(
         env,
         clientId,
-        clientGrants.map(({ grant, liveUntil }) => ({ grant, expiresAt: liveUntil * 1000 })),
+        clientGrants.map(({ grant, liveUntil, persistent }) => ({
+          grant,
+          expiresAt: liveUntil * 1000,
+          ...(persistent === 1 && { persistent: true }),
+        })),
         timing,
       ),
     ),
   );
+  const endedPersistent = grants.filter(({ persistent }) => persistent === 1).map(({ grant }) => grant);
   return {
     writes: [
-      revokeUserRefreshTokens(db, userId, scope, now),
+      revokeUserRefreshTokens(db, userId, scope, now, endedPersistent),
       ...(endSessions ? [revokeUserSessions(db, userId, scope, now)] : []),
-      ...(scope === null && endSessions ? [settlePendingSignOut(db, userId)] : []),
     ],
     sessions: sessions.length,
     grants: grants.filter(({ refreshable }) => refreshable === 1).length,
+    endedPersistent,
   };
 }
 

@@ -6,7 +6,8 @@
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { deleteUserPasskeys } from "./passkeys";
-import { settlePendingSignOut } from "./status-sign-outs";
+import { isPersistentGrant } from "./refresh-tokens";
+import { jsonValues } from "./users";
 import { deleteSecondFactor } from "./second-factor";
 import { USER_STATUS } from "../../schemas/value-sets";
 import {
@@ -24,7 +25,7 @@ import {
   users,
 } from "../schema";
 
-export function eraseUser(db: Database, userId: number, now: number) {
+export function eraseUser(db: Database, userId: number, now: number, endedPersistent: readonly string[]) {
   const addresses = db.select({ value: userEmails.value }).from(userEmails).where(eq(userEmails.userId, userId));
   return [
     // Before the addresses go: mails to any of them, the user's or not yet anyone's, go with them.
@@ -51,7 +52,16 @@ export function eraseUser(db: Database, userId: number, now: number) {
     db.delete(userAddresses).where(eq(userAddresses.userId, userId)),
     db.delete(userAccounts).where(eq(userAccounts.userId, userId)),
     db.delete(deviceFingerprints).where(eq(deviceFingerprints.userId, userId)),
-    db.delete(refreshTokens).where(eq(refreshTokens.userId, userId)),
+    // A persistent grant the caller's sign-out did not list (a sign-in racing it) stays for the
+    // sign-out job to end at its Durable Object: deleted here, its tokens would never see it end.
+    db
+      .delete(refreshTokens)
+      .where(
+        and(
+          eq(refreshTokens.userId, userId),
+          or(sql`NOT ${isPersistentGrant}`, inArray(refreshTokens.family, jsonValues(endedPersistent))),
+        ),
+      ),
     db.delete(sessions).where(eq(sessions.userId, userId)),
     // The trail keeps what happened, not where the person was.
     db.update(auditEvents).set({ ip: null }).where(eq(auditEvents.userId, userId)),
@@ -86,7 +96,5 @@ export function eraseUser(db: Database, userId: number, now: number) {
         updated: now,
       })
       .where(eq(users.id, userId)),
-    // The erasure's caller signed the user out already: nothing is left for the sign-out job.
-    settlePendingSignOut(db, userId),
   ] as const;
 }

@@ -10,6 +10,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { clients, idempotencyKeys, refreshTokens, sessions, totpFactors } from "../schema";
 import { REFRESH_TOKEN_LIFETIME } from "../../oauth/refresh-tokens";
+import { isPersistentGrant } from "./refresh-tokens";
 
 /** Whether a stored value is under another key than the one `tag` (`<key id>.`) names. */
 const notUnder = (column: SQLiteColumn, tag: string): SQL =>
@@ -95,7 +96,7 @@ export function replaceTotpSecret(db: Database, userId: number, was: string, sec
 
 /** What still depends on the previous key, now. */
 export async function previousKeyDependencies(db: Database, tag: string, now: number, since: number, keptFor: number) {
-  const persistent = sql`${refreshTokens.tokenHash} LIKE 'pt:%'`;
+  const persistent = isPersistentGrant;
   const persistentUntil = since + REFRESH_TOKEN_LIFETIME;
   /** Until when a live token of the row may be under the previous key. */
   const tokenEnd = sql`CASE WHEN ${persistent} THEN min(${refreshTokens.expires}, ${persistentUntil}) ELSE ${refreshTokens.expires} END`;

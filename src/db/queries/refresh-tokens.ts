@@ -2,6 +2,7 @@ import { and, eq, getTableColumns, gt, inArray, isNotNull, isNull, notInArray, o
 import type { Database } from "../client";
 import { clients, REFUSED_USER_STATUSES, refreshTokens, users } from "../schema";
 import { type ClientScope, inClientScope } from "./clients";
+import { jsonValues } from "./users";
 
 export type RefreshTokenRecord = typeof refreshTokens.$inferSelect;
 
@@ -266,25 +267,32 @@ export async function findBackchannelClients(db: Database, sid: string) {
   return rows.map(({ uri, ...row }) => ({ ...row, uri: uri! }));
 }
 
+/** The row key of a persistent grant (oauth/persistent-refresh-tokens.ts): `pt:<locator>`. */
+export const PERSISTENT_GRANT_PREFIX = "pt:";
+/** The row is a persistent grant's. */
+export const isPersistentGrant = sql`${refreshTokens.tokenHash} LIKE ${`${PERSISTENT_GRANT_PREFIX}%`}`;
+
 /**
  * When the row's grant last issued, or may yet issue, an access token, as of `now`: a rotated
- * token's row at its creation (each refresh makes a new one); a persistent grant's row
- * (`pt:<locator>`, written once) up to its revocation or end, since its refreshes write nothing.
+ * token's row at its creation (each refresh makes a new one); a persistent grant's row (written
+ * once) up to its revocation or end, since its refreshes write nothing.
  */
 export function lastIssue(now: number) {
-  return sql<number>`CASE WHEN ${refreshTokens.tokenHash} LIKE 'pt:%' THEN min(coalesce(${refreshTokens.revoked}, ${now}), ${refreshTokens.expires}) ELSE ${refreshTokens.created} END`;
+  return sql<number>`CASE WHEN ${isPersistentGrant} THEN min(coalesce(${refreshTokens.revoked}, ${now}), ${refreshTokens.expires}) ELSE ${refreshTokens.created} END`;
 }
 
 /**
  * The user's grants at the clients in `scope` whose access tokens may still be live, each with
- * when its last one ends (its last issue plus its client's access-token lifetime), and whether it
- * still has a live refresh token.
+ * when its last one ends (its last issue plus its client's access-token lifetime), whether it
+ * still has a live refresh token, and whether it is a persistent grant (its refresh tokens
+ * checked at the client's Durable Object alone).
  */
 export function findUserGrants(db: Database, userId: number, scope: ClientScope, now: number) {
   const liveUntil = sql<number>`max(${lastIssue(now)} + ${clients.accessTokenLifetime})`;
   const refreshable = sql<number>`max(${refreshTokens.revoked} IS NULL AND ${refreshTokens.expires} > ${now})`;
+  const persistent = sql<number>`max(${isPersistentGrant})`;
   return db
-    .select({ grant: refreshTokens.family, clientId: refreshTokens.clientId, liveUntil, refreshable })
+    .select({ grant: refreshTokens.family, clientId: refreshTokens.clientId, liveUntil, refreshable, persistent })
     .from(refreshTokens)
     .innerJoin(clients, eq(clients.id, refreshTokens.clientId))
     .where(and(eq(refreshTokens.userId, userId), inClientScope(db, refreshTokens.clientId, scope)))
@@ -292,7 +300,20 @@ export function findUserGrants(db: Database, userId: number, scope: ClientScope,
     .having(gt(liveUntil, now));
 }
 
-export function revokeUserRefreshTokens(db: Database, userId: number, scope: ClientScope, now: number) {
+/**
+ * Revokes the user's refresh tokens at the clients in `scope`: every rotated one, and the
+ * persistent grants `ended` lists, which the sign-out listed at their Durable Objects. A persistent
+ * grant started since the sign-out read the grants (a sign-in racing it) is left as it is, never
+ * ended in D1 alone where its tokens would not see it; the sign-out job's next run ends it when
+ * the user was refused (oauth/sign-out.ts).
+ */
+export function revokeUserRefreshTokens(
+  db: Database,
+  userId: number,
+  scope: ClientScope,
+  now: number,
+  ended: readonly string[],
+) {
   return db
     .update(refreshTokens)
     .set({ revoked: now })
@@ -301,6 +322,7 @@ export function revokeUserRefreshTokens(db: Database, userId: number, scope: Cli
         eq(refreshTokens.userId, userId),
         isNull(refreshTokens.revoked),
         inClientScope(db, refreshTokens.clientId, scope),
+        or(sql`NOT ${isPersistentGrant}`, inArray(refreshTokens.family, jsonValues(ended))),
       ),
     );
 }

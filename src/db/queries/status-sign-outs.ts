@@ -1,5 +1,5 @@
 /** The sign-outs a status change left for the sign-out job (db/schema/sign-in.ts `pendingSignOuts`). */
-import { and, asc, eq, lte, sql } from "drizzle-orm";
+import { and, asc, eq, lte } from "drizzle-orm";
 import type { Database } from "../client";
 import { pendingSignOuts } from "../schema";
 
@@ -13,11 +13,12 @@ export function findPendingSignOuts(db: Database, limit: number) {
 }
 
 /**
- * The user is signed out everywhere: a status change recorded until this statement runs (by the
- * trigger, in this very batch too) waits no more. One recorded after it stays for the job.
+ * The job signed the user out, reading their grants from `since` on: a status change recorded
+ * until then waits no more. One recorded later (the user let in and refused again meanwhile)
+ * stays for the next run.
  */
-export function settlePendingSignOut(db: Database, userId: number) {
+export function settlePendingSignOut(db: Database, userId: number, since: number) {
   return db
     .delete(pendingSignOuts)
-    .where(and(eq(pendingSignOuts.userId, userId), lte(pendingSignOuts.requested, sql`unixepoch()`)));
+    .where(and(eq(pendingSignOuts.userId, userId), lte(pendingSignOuts.requested, since)));
 }

@@ -119,7 +119,8 @@ export const sessions = sqliteTable(
  * did not sign them out itself: a bulk import, or anything else that sets `users.status`. A trigger
  * (migration 0032) adds the row with the status change, whatever wrote it; the sign-out job
  * (jobs/status-sign-outs.ts, every minute) ends the user's sessions and grants and deletes it. The
- * management API signs the user out in the same request and deletes the row in the same batch.
+ * management API signs the user out in its request too, and the job's run after it ends what a
+ * sign-in racing that sign-out started.
  * A row is its user's, as the user's own row is (no merchant): it moves with the user.
  */
 export const pendingSignOuts = sqliteTable(

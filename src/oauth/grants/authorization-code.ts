@@ -62,7 +62,10 @@ export const authorizationCodeGrant: Grant = async (request) => {
     case "verifier_mismatch":
       throw invalidGrant("The code_verifier does not match the code's challenge");
     case "replayed":
-      if (spent.grant) await revokeGrant(c, client, { grant: spent.grant, reason: "code_reuse" }, now);
+      if (spent.grant) {
+        // Which kind of refresh token the code's grant has is not known here: ended as if persistent.
+        await revokeGrant(c, client, { grant: spent.grant, reason: "code_reuse", persistent: true }, now);
+      }
       throw invalidGrant("The code has already been used");
   }
   return spent.started;

@@ -53,11 +53,11 @@ type Found = NonNullable<TokenForRotation>;
 export const refreshTokenGrant: Grant = async (request) => {
   const { c, client, params, now } = request;
   if (!params.refresh_token) throw invalidRequest("Parameter 'refresh_token' is missing");
-  const db = c.get("db")();
   // The answer is signed after the rotation is written: keys that cannot sign are found first.
   await assertCanSign(c.env);
   const persistent = persistentTokenParts(params.refresh_token);
   if (persistent) return refreshPersistent(request, persistent);
+  const db = c.get("db")();
   const presented = await presentedRefreshToken(c.env, params.refresh_token);
   const { tokenHashes, locatorKey } = presented;
   // The steady state: a grant's current token, its scope kept, rotated in one round trip.
@@ -148,13 +148,14 @@ async function rotateEarlierForm(request: GrantRequest, found: Found): Promise<T
 async function refreshPersistent(request: GrantRequest, parts: PersistentTokenParts): Promise<TokenResponse> {
   const { c, client, now } = request;
   // Another client's token, an altered one, or one under a key no longer read: the same answer.
-  const grant = await openPersistentToken(c.env, client.id, parts);
+  // So is one presented by a client made public since (an import may): its client_id proves nothing.
+  const grant = client.publicClient ? null : await openPersistentToken(c.env, client.id, parts);
   if (!grant) throw invalidGrant("The refresh token is invalid");
   if (grant.expires <= now) throw invalidGrant("The refresh token has expired");
-  const scope = narrowedScope(request, grant.scope);
   if (await rateLimiterFor(c.env, client.id, c.get("timing")).grantEnded(grant.family)) {
     throw invalidGrant("The refresh token has been used or revoked");
   }
+  const scope = narrowedScope(request, grant.scope);
   const { userId, subject, signIn, claims, family } = grant;
   const refreshToken = await persistentRefreshToken(c.env, client.id, refreshedGrant(grant, now));
   return userTokens(request, userId, { scope, subject, signIn, claims }, { grant: family, refreshToken });
