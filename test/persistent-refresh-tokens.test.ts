@@ -111,11 +111,7 @@ describe("persistent refresh tokens", () => {
     expect(next.x).toBe(first.x);
 
     const now = Math.floor(Date.now() / 1000);
-    const ending = await persistentRefreshToken(env, client.id, {
-      locator: "A".repeat(22),
-      family: crypto.randomUUID(),
-      userId: (await signedIn()).userId,
-      scope: "",
+    const ending = await madeToken(client.id, (await signedIn()).userId, {
       issued: now - 10,
       expires: now + 60,
       endsBy: now + 60,
@@ -125,11 +121,7 @@ describe("persistent refresh tokens", () => {
 
   it("refuse a token past its expiry", async () => {
     const now = Math.floor(Date.now() / 1000);
-    const expired = await persistentRefreshToken(env, client.id, {
-      locator: "B".repeat(22),
-      family: crypto.randomUUID(),
-      userId: (await signedIn()).userId,
-      scope: "",
+    const expired = await madeToken(client.id, (await signedIn()).userId, {
       issued: now - DAYS_30 - 1,
       expires: now - 1,
       endsBy: now + DAYS_30,
@@ -355,16 +347,7 @@ describe("the refreshTokenRotation setting", () => {
       secret: undefined,
       grantTypes: ["authorization_code", "refresh_token"],
     });
-    const now = Math.floor(Date.now() / 1000);
-    const token = await persistentRefreshToken(env, app.id, {
-      locator: "D".repeat(22),
-      family: crypto.randomUUID(),
-      userId: (await signedIn()).userId,
-      scope: "",
-      issued: now,
-      expires: now + DAYS_30,
-      endsBy: now + DAYS_30,
-    });
+    const token = await madeToken(app.id, (await signedIn()).userId);
     const res = await postForm("/oauth/token", {
       grant_type: "refresh_token",
       refresh_token: token,
@@ -403,20 +386,34 @@ describe("the refreshTokenRotation setting", () => {
     };
     const { refresh: rotating, userId } = await signedIn(rotatingClient);
     expect(rotating.split(".")).toHaveLength(2);
-    const now = Math.floor(Date.now() / 1000);
-    const persistent = await persistentRefreshToken(env, rotatingClient.id, {
-      locator: "C".repeat(22),
-      family: crypto.randomUUID(),
-      userId,
-      scope: "",
-      issued: now,
-      expires: now + DAYS_30,
-      endsBy: now + DAYS_30,
-    });
+    const persistent = await madeToken(rotatingClient.id, userId);
     await refreshed(persistent, rotatingClient);
     await refreshed(persistent, rotatingClient);
   });
 });
+
+/**
+ * A persistent token made here for `clientId`'s grant of `userId` (a grant of no row: its token
+ * alone), valid 30 days from now unless `times` say otherwise.
+ */
+function madeToken(
+  clientId: string,
+  userId: number,
+  times: { issued: number; expires: number; endsBy: number } | null = null,
+) {
+  const now = Math.floor(Date.now() / 1000);
+  const { issued, expires, endsBy } = times ?? { issued: now, expires: now + DAYS_30, endsBy: now + DAYS_30 };
+  const locator = crypto.randomUUID().replaceAll("-", "").slice(0, 22);
+  return persistentRefreshToken(env, clientId, {
+    locator,
+    family: crypto.randomUUID(),
+    userId,
+    scope: "",
+    issued,
+    expires,
+    endsBy,
+  });
+}
 
 /** A token's grant, as the module takes it, from its payload. */
 function grantOf(token: string) {
