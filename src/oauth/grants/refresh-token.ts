@@ -3,7 +3,8 @@
  * Core §12.2: the first sign-in's `auth_time` and `sid`, no `nonce`) when the grant has `openid`: each use answers a new refresh token and
  * the presented one stops working; presenting one already rotated revokes its whole family
  * (RFC 9700 §4.14.2), since either its owner or a thief now holds a stolen successor; the access
- * tokens issued under the family stop working too.
+ * tokens issued under the family stop working too. A persistent grant's token (a confidential
+ * client's choice, oauth/persistent-refresh-tokens.ts) is not rotated: `refreshPersistent` below.
  *
  * A grant's token is rotated in its row (oauth/refresh-tokens.ts) by one D1 statement that checks
  * the token, its client, its expiry and its user as it replaces it, and returns the row: one round
