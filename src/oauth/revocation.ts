@@ -17,7 +17,12 @@ import type { AccessTokenClaims, AppEnv } from "../env";
 import { auditEntry, byClient, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
-import { openPersistentToken, type PersistentTokenParts, persistentTokenParts } from "./persistent-refresh-tokens";
+import {
+  openPersistentToken,
+  type PersistentGrant,
+  type PersistentTokenParts,
+  persistentTokenParts,
+} from "./persistent-refresh-tokens";
 import { presentedRefreshToken } from "./refresh-tokens";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
 import { verifyAccessToken } from "./tokens";
@@ -138,17 +143,35 @@ export async function introspectToken(
   };
 }
 
-/** A persistent refresh token of the client's own: live unless expired, its grant ended or its user refused. */
+/**
+ * The grant a persistent refresh token carries, if it is live for `client`: its MAC good for the
+ * client (never a public one's: its client_id proves nothing, and an import may make a client
+ * public), unexpired, and its grant not ended at the client's RateLimiter (the one call). Else why
+ * not, which the refresh grant says and introspection does not.
+ */
+export async function livePersistentGrant(
+  c: Context<AppEnv>,
+  client: { id: string; publicClient: boolean },
+  parts: PersistentTokenParts,
+  now: number,
+): Promise<PersistentGrant | "invalid" | "expired" | "ended"> {
+  const grant = client.publicClient ? null : await openPersistentToken(c.env, client.id, parts);
+  if (!grant) return "invalid";
+  if (grant.expires <= now) return "expired";
+  if (await rateLimiterFor(c.env, client.id, c.get("timing")).grantEnded(grant.family)) return "ended";
+  return grant;
+}
+
+/** A persistent refresh token of the client's own: live, and its user may still sign in. */
 async function introspectPersistent(
   c: Context<AppEnv>,
   clientId: string,
   parts: PersistentTokenParts,
   now: number,
 ): Promise<IntrospectionResponse> {
-  const grant = await openPersistentToken(c.env, clientId, parts);
-  if (!grant || grant.expires <= now) return { active: false };
-  if (await rateLimiterFor(c.env, clientId, c.get("timing")).grantEnded(grant.family)) return { active: false };
-  if (!(await userMaySignIn(c, grant.userId))) return { active: false };
+  // Introspection authenticates a confidential client alone (RFC 7662 §2.1).
+  const grant = await livePersistentGrant(c, { id: clientId, publicClient: false }, parts, now);
+  if (typeof grant === "string" || !(await userMaySignIn(c, grant.userId))) return { active: false };
   return {
     active: true,
     client_id: clientId,

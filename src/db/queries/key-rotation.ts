@@ -96,10 +96,9 @@ export function replaceTotpSecret(db: Database, userId: number, was: string, sec
 
 /** What still depends on the previous key, now. */
 export async function previousKeyDependencies(db: Database, tag: string, now: number, since: number, keptFor: number) {
-  const persistent = isPersistentGrant;
   const persistentUntil = since + REFRESH_TOKEN_LIFETIME;
   /** Until when a live token of the row may be under the previous key. */
-  const tokenEnd = sql`CASE WHEN ${persistent} THEN min(${refreshTokens.expires}, ${persistentUntil}) ELSE ${refreshTokens.expires} END`;
+  const tokenEnd = sql`CASE WHEN ${isPersistentGrant} THEN min(${refreshTokens.expires}, ${persistentUntil}) ELSE ${refreshTokens.expires} END`;
   const [sealed, totp, hashed, liveSessions, liveTokens, kept] = await db.batch([
     db.select({ count: count() }).from(clients).where(sealedUnderOtherKeys(tag, now)),
     db.select({ count: count() }).from(totpFactors).where(notUnder(totpFactors.secretSealed, tag)),
@@ -136,10 +135,10 @@ export async function previousKeyDependencies(db: Database, tag: string, now: nu
             // A persistent grant's tokens carry their MAC, made under the key current at each
             // refresh: one started before `since` (the switch margin's end, until which isolates
             // on the previous key alone may still make one) may hold such a token for 30 days more.
-            and(persistent, lt(refreshTokens.created, since), sql`${persistentUntil} > ${now}`),
+            and(isPersistentGrant, lt(refreshTokens.created, since), sql`${persistentUntil} > ${now}`),
             and(
               sql`${refreshTokens.tokenHash} NOT LIKE 'rt:%'`,
-              sql`NOT ${persistent}`,
+              sql`NOT ${isPersistentGrant}`,
               notUnder(refreshTokens.tokenHash, tag),
             ),
           ),

@@ -34,17 +34,15 @@ import {
 } from "../../db/queries/refresh-tokens";
 import { refusalOf } from "../../db/queries/users";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
-import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { keyRing, underRingKey } from "../../security/data-protection";
 import {
-  openPersistentToken,
   persistentRefreshToken,
   type PersistentTokenParts,
   persistentTokenParts,
   refreshedGrant,
 } from "../persistent-refresh-tokens";
 import { inRotationGrace, newRefreshToken, nextRefreshToken, presentedRefreshToken } from "../refresh-tokens";
-import { revokeGrant } from "../revocation";
+import { livePersistentGrant, revokeGrant } from "../revocation";
 import { assertCanSign } from "../tokens";
 import type { TokenResponse } from "../../schemas/responses/oauth";
 import { type Grant, type GrantRequest, userTokens } from "./grant";
@@ -148,14 +146,11 @@ async function rotateEarlierForm(request: GrantRequest, found: Found): Promise<T
  */
 async function refreshPersistent(request: GrantRequest, parts: PersistentTokenParts): Promise<TokenResponse> {
   const { c, client, now } = request;
+  const grant = await livePersistentGrant(c, client, parts, now);
   // Another client's token, an altered one, or one under a key no longer read: the same answer.
-  // So is one presented by a client made public since (an import may): its client_id proves nothing.
-  const grant = client.publicClient ? null : await openPersistentToken(c.env, client.id, parts);
-  if (!grant) throw invalidGrant("The refresh token is invalid");
-  if (grant.expires <= now) throw invalidGrant("The refresh token has expired");
-  if (await rateLimiterFor(c.env, client.id, c.get("timing")).grantEnded(grant.family)) {
-    throw invalidGrant("The refresh token has been used or revoked");
-  }
+  if (grant === "invalid") throw invalidGrant("The refresh token is invalid");
+  if (grant === "expired") throw invalidGrant("The refresh token has expired");
+  if (grant === "ended") throw invalidGrant("The refresh token has been used or revoked");
   const scope = narrowedScope(request, grant.scope);
   const { userId, subject, signIn, claims, family } = grant;
   const refreshToken = await persistentRefreshToken(c.env, client.id, refreshedGrant(grant, now));
