@@ -130,7 +130,7 @@ const users = (search: Partial<UserSearch>) => {
     ...page,
     ...search,
   };
-  const carried: Carried = full.properties.length > 0 ? "properties" : "users";
+  const carried: Carried = full.properties.length > 0 ? "properties" : { versions: new Map([[1, 1]]) };
   return userSearchStatement(db, full, full, carried);
 };
 

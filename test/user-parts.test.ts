@@ -1,10 +1,11 @@
 /**
  * The copy of a user's parts in the user's row (users.parts, kept by migration 0031's triggers):
  * after every kind of write to every part's table, the User object read from the copy is the one
- * read from the tables themselves (as for a user not copied yet).
+ * read from the tables themselves (as for a user not copied yet). And the user's version
+ * (migration 0034), which every such write changes.
  */
 import { env } from "cloudflare:workers";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { findUserProfiles } from "../src/db/queries/users";
@@ -96,5 +97,40 @@ describe("the copy of a user's parts", () => {
     const profile = await expectCopyCurrent(userId);
     expect(profile.emails.map((e) => e.value)).toEqual([`user${userId}@example.org`, `new${userId}@example.org`]);
     expect(profile.addresses.map((a) => a.locality)).toEqual(["Trondheim"]);
+  });
+});
+
+describe("a user's version", () => {
+  const versionOf = async (userId: number) =>
+    (await db.select({ version: users.version }).from(users).where(eq(users.id, userId)))[0]!.version;
+
+  it("is new after every write to the user's row or to any part, never one seen before", async () => {
+    const userId = nextUser++;
+    const client = await createClient({ merchantId: 20 });
+    await createUser(userId, { emails: [{ value: `second${userId}@example.org`, type: "work" }] });
+    const email = `third${userId}@example.org`;
+    const writes: [string, () => Promise<unknown>][] = [
+      ["a column of the row", () => db.update(users).set({ displayName: "Changed" }).where(eq(users.id, userId))],
+      ["the status", () => db.update(users).set({ status: -2 }).where(eq(users.id, userId))],
+      ["an e-mail added", () => db.insert(userEmails).values({ userId, value: email, type: "other" })],
+      ["an e-mail changed", () => db.update(userEmails).set({ verified: true }).where(eq(userEmails.value, email))],
+      ["an e-mail removed", () => db.delete(userEmails).where(eq(userEmails.value, email))],
+      ["a phone number", () => db.insert(userPhoneNumbers).values({ userId, value: "+4790000001", type: "work" })],
+      ["an address", () => db.insert(userAddresses).values({ userId, type: "delivery", locality: "Bergen" })],
+      ["an account", () => db.insert(userAccounts).values({ userId, domain: "example.com", username: "v" })],
+      ["a connection", () => db.insert(userClients).values({ userId, clientId: client.id, merchantId: 20 })],
+      ["the retention job's copy", () => db.run(sql`UPDATE ${users} SET parts = 'copy' WHERE id = ${userId}`)],
+    ];
+    const seen = [await versionOf(userId)];
+    // A new user's row is written twice by its insert (the copy of its parts), so it has one already.
+    expect(seen[0]).not.toBe(0);
+    for (const [name, write] of writes) {
+      await write();
+      const version = await versionOf(userId);
+      expect(seen, name).not.toContain(version);
+      // JavaScript's numbers hold it exactly, as the page's statement compares what an isolate sent.
+      expect(Number.isSafeInteger(version), name).toBe(true);
+      seen.push(version);
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LIMITED_USER_FIELDS, USER_FIELDS } from "../src/schemas/responses/user";
 import { bearer, call, type Container, container, serverToken, userToken } from "./helpers/http";
@@ -339,5 +340,50 @@ describe("GET /api/2/users: security", () => {
     await expectFound("", [1, 2, 3, 8]);
     const { body } = await list("", await serverToken(sibling));
     expect(found(body)).toEqual([7, 8]);
+  });
+});
+
+describe("GET /api/2/users with a bookmark: the isolate's copies, checked by their version", () => {
+  const versionOf = async (n: number) =>
+    (await env.DB.prepare("SELECT version FROM users WHERE id = ?")
+      .bind(base + n)
+      .first<{ version: number }>())!.version;
+
+  it.each<[string, string, number, Record<string, unknown>]>([
+    ["narrowed by a name's index", "?familyName=Versioned", 11, { name: { familyName: "Versioned" } }],
+    ["walked in the client's order", "?filters=unverified&sort=-userId&limit=2", 13, { status: 0 }],
+  ])("%s: reads its own writes, and reuses a copy only while its version is the user's", async (_, q, a, fields) => {
+    const b = a + 1;
+    await importData({ users: [user(a, { displayName: "First", ...fields }), user(b, fields)] });
+    const { res } = await list(q);
+    const bookmark = { "x-d1-bookmark": res.headers.get("x-d1-bookmark")! };
+    const page = async () => {
+      const { res, body } = await list(q, token, bookmark);
+      expect(res.status).toBe(200);
+      return body.data as { userId: string; displayName: string | null; emails: { value: string }[] }[];
+    };
+    expect((await page()).map((u) => Number(u.userId) - base)).toEqual(q.includes("-userId") ? [b, a] : [a, b]);
+
+    // A write that leaves the version as it was (no path does): the isolate's copy is reused, as
+    // the version is all a page read from D1 asks about a user the isolate holds.
+    const version = await versionOf(a);
+    await env.DB.batch([
+      env.DB.prepare("UPDATE users SET display_name = 'Unseen' WHERE id = ?").bind(base + a),
+      env.DB.prepare("UPDATE users SET version = ? WHERE id = ?").bind(version, base + a),
+    ]);
+    expect((await page()).find((u) => Number(u.userId) === base + a)!.displayName).toBe("First");
+
+    // Any other write changes the version: an update of the row, and a part (by the import).
+    await env.DB.prepare("UPDATE users SET display_name = 'Seen' WHERE id = ?")
+      .bind(base + a)
+      .run();
+    await importData({
+      users: [user(b, { emails: [{ value: `added${base + b}@example.org`, type: "work" }], ...fields })],
+    });
+    const after = await page();
+    expect(after.find((u) => Number(u.userId) === base + a)!.displayName).toBe("Seen");
+    expect(after.find((u) => Number(u.userId) === base + b)!.emails.map((e) => e.value)).toContain(
+      `added${base + b}@example.org`,
+    );
   });
 });

@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { RE2JS } from "re2js";
 import * as z from "zod/mini";
-import { readUserProfiles, readUserSearch, type UserSearchResult } from "../db/cached-reads";
+import { heldPageUsers, readUserProfiles, readUserSearch, type UserSearchResult } from "../db/cached-reads";
 import type { Database } from "../db/client";
 import {
   findUserRows,
@@ -17,7 +17,7 @@ import {
   type UserSearch,
   type UserSort,
 } from "../db/queries/user-search";
-import { profilesOf, type UserProfile, userRecordFrom } from "../db/queries/users";
+import { profilesOf, type UserProfile } from "../db/queries/users";
 import { searchKey } from "../db/search-key";
 import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
@@ -201,16 +201,24 @@ function matchesAll(row: FoundUser, checks: Checks): boolean {
 
 /**
  * The ids of the users on the page, in order, and what a bounded scan examined. A page without
- * checks of its own is read with its users' rows, whose profiles go into `loaded`.
+ * checks of its own is read with its users' rows, whose profiles go into `loaded`; those `held`
+ * (the isolate's copies) whose versions are still theirs are reused, not read.
  */
 async function searchUsers(
   db: Database,
   { search, checks }: Plan,
+  held: ReadonlyMap<number, UserProfile>,
   loaded: Map<number, UserProfile>,
 ): Promise<UserSearchResult> {
   if (search.properties.length === 0) {
-    const rows = await findUserRows(db, search);
-    for (const profile of await profilesOf(db, rows.map(userRecordFrom))) loaded.set(profile.user.id, profile);
+    const versions = new Map([...held].map(([id, profile]) => [id, profile.user.version]));
+    const rows = await findUserRows(db, search, versions);
+    const read = await profilesOf(
+      db,
+      rows.flatMap((row) => row.user ?? []),
+    );
+    for (const profile of read) loaded.set(profile.user.id, profile);
+    for (const { userId, user } of rows) if (user === null) loaded.set(userId, held.get(userId)!);
     return { userIds: rows.map((row) => row.userId), scan: {} };
   }
   // Checked here, on the first rows of the search in order, at most SCAN_ROWS of them.
@@ -248,7 +256,7 @@ export const userListRoutes = new Hono<AppEnv>().get(
     const db = c.get("db");
     const fresh = c.get("bookmarked");
     const loaded = new Map<number, UserProfile>();
-    const search = () => searchUsers(db(), plan(scope, query), loaded);
+    const search = () => searchUsers(db(), plan(scope, query), heldPageUsers(scope, url), loaded);
     const { userIds, scan } = await readUserSearch(scope, url, search, fresh);
     const profiles = await readUserProfiles(db, userIds, fresh, loaded);
     if (profiles.length === 0) throw new ApiError(404, "invalid_request", "No users found");

@@ -16,7 +16,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { userClients, userEmails, users } from "../schema";
 import type { Page } from "./page";
-import { jsonValues, prefixedUserColumns } from "./users";
+import { jsonValues, type UserRecord, userRecordFrom, userRowArray } from "./users";
 
 export type UserSort = "userId" | "published" | "updated";
 export type NameProperty = "familyName" | "givenName" | "displayName" | "preferredUsername";
@@ -47,9 +47,10 @@ export type FoundUser = { userId: number } & Partial<Record<TextProperty, string
 
 /**
  * What a found row carries: the asked-for text properties, or the user's whole row (with its copy
- * of its parts: a page and its User objects in one statement, `prefixedUserColumns`).
+ * of its parts: a page and its User objects in one statement), but for the users whose `versions`
+ * (by id) are still theirs: the caller holds those already.
  */
-export type Carried = "properties" | "users";
+export type Carried = "properties" | { versions: ReadonlyMap<number, number> };
 
 const NAME_KEY_COLUMNS: Record<NameProperty, SQLiteColumn> = {
   familyName: users.familyNameKey,
@@ -118,7 +119,10 @@ const and = (conditions: SQL[]) => sql.join(conditions, sql` AND `);
 const direction = (search: UserSearch) => sql.raw(search.sort[0]?.direction === "desc" ? "DESC" : "ASC");
 
 function selectCarried(search: UserSearch, carried: Carried): SQL {
-  if (carried === "users") return sql`, ${prefixedUserColumns}`;
+  if (carried !== "properties") {
+    const versions = JSON.stringify(Object.fromEntries(carried.versions));
+    return sql`, CASE WHEN json_extract(${versions}, '$."' || ${users.id} || '"') IS ${users.version} THEN NULL ELSE ${userRowArray} END AS "user"`;
+  }
   return sql.join(
     search.properties.map((property) => sql`, ${PROPERTY_VALUES[property]} AS ${sql.identifier(property)}`),
     sql``,
@@ -211,12 +215,20 @@ export async function findUsers(db: Database, search: UserSearch, rows: { limit:
   return inPageOrder(await userSearchStatement<FoundUser>(db, search, rows, "properties"), search);
 }
 
-/** The page's users in order, each with its whole row (`userRecordFrom` reads it): one statement. */
-export async function findUserRows(db: Database, search: UserSearch) {
-  return inPageOrder(
-    await userSearchStatement<Record<string, unknown> & FoundUser>(db, search, search, "users"),
-    search,
-  );
+/**
+ * The page's users in order, each with its whole row, or null for a user whose version in
+ * `versions` is still theirs: one statement.
+ */
+export async function findUserRows(
+  db: Database,
+  search: UserSearch,
+  versions: ReadonlyMap<number, number>,
+): Promise<{ userId: number; user: UserRecord | null }[]> {
+  const rows = await userSearchStatement<FoundUser & { user: string | null }>(db, search, search, { versions });
+  return inPageOrder(rows, search).map(({ userId, user }) => ({
+    userId,
+    user: user === null ? null : userRecordFrom(user),
+  }));
 }
 
 /** The one statement a search runs (its rows in page order once `inPageOrder` has them). */

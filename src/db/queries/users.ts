@@ -263,27 +263,28 @@ export async function profilesOf(db: Database, records: UserRecord[]): Promise<U
   }));
 }
 
-/** Each column of `users`: its key in a UserRecord, its name in a statement's row, and the column. */
-const PREFIXED_USER_COLUMNS = Object.entries(getTableColumns(users)).map(
-  ([key, column]) => ({ key, name: `user.${column.name}`, column }) as const,
-);
-
-/** Every column of `users`, each under the name `user.<column>`, for a statement that reads them beside others. */
-export const prefixedUserColumns = sql.join(
-  PREFIXED_USER_COLUMNS.map(({ name, column }) => sql`${column} AS ${sql.identifier(name)}`),
-  sql`, `,
-);
+const USER_COLUMN_LIST = Object.entries(getTableColumns(users));
 
 /**
- * The user's row from a statement's row that selected `prefixedUserColumns`, as drizzle would read
- * it. A page read from D1 reads 100 of these, so the names are made once, not per row.
+ * Every column of `users` as one JSON array, for a statement that reads whole users beside other
+ * values: one value a row for D1 to hand over (`userRecordFrom` reads it).
  */
-export function userRecordFrom(row: Record<string, unknown>): UserRecord {
+export const userRowArray = sql`json_array(${sql.join(
+  USER_COLUMN_LIST.map(([, column]) => sql`${column}`),
+  sql`, `,
+)})`;
+
+/**
+ * The user's row from the text of `userRowArray`, as drizzle would read it. A page read from D1
+ * reads 100 of these.
+ */
+export function userRecordFrom(rowArray: string): UserRecord {
+  const values = JSON.parse(rowArray) as unknown[];
   const record: Record<string, unknown> = {};
-  for (const { key, name, column } of PREFIXED_USER_COLUMNS) {
-    const value = row[name];
+  USER_COLUMN_LIST.forEach(([key, column], i) => {
+    const value = values[i];
     record[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
-  }
+  });
   return record as UserRecord;
 }
 

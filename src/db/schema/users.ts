@@ -77,6 +77,13 @@ export const users = sqliteTable(
      * Null for a user not yet copied since the migration (the retention job copies them).
      */
     parts: text("parts", { mode: "json" }).$type<StoredUserParts>(),
+    /**
+     * A random value that triggers (migration 0034) change whenever the row changes, the copy of
+     * its parts included: an isolate's copy of the user with the same version is current
+     * (`heldPageUsers`). 0 on a row unchanged since the migration; a new row has one already, as
+     * its insert writes the copy of its parts.
+     */
+    version: integer("version").notNull().default(0),
   },
   (t) => [
     uniqueIndex("users_uuid_idx").on(t.uuid),
