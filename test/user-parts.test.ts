@@ -104,21 +104,44 @@ describe("a user's version", () => {
   const versionOf = async (userId: number) =>
     (await db.select({ version: users.version }).from(users).where(eq(users.id, userId)))[0]!.version;
 
-  it("is new after every write to the user's row or to any part, never one seen before", async () => {
+  it("is new after every kind of write to the user's row or to any part, never one seen before", async () => {
     const userId = nextUser++;
     const client = await createClient({ merchantId: 20 });
     await createUser(userId, { emails: [{ value: `second${userId}@example.org`, type: "work" }] });
     const email = `third${userId}@example.org`;
+    const other = await createClient({ merchantId: 20 });
+    const connection = and(eq(userClients.userId, userId), eq(userClients.clientId, client.id));
+    // Each of migration 0034's triggers: the row's own update, and every part's insert, update and delete.
     const writes: [string, () => Promise<unknown>][] = [
       ["a column of the row", () => db.update(users).set({ displayName: "Changed" }).where(eq(users.id, userId))],
       ["the status", () => db.update(users).set({ status: -2 }).where(eq(users.id, userId))],
       ["an e-mail added", () => db.insert(userEmails).values({ userId, value: email, type: "other" })],
       ["an e-mail changed", () => db.update(userEmails).set({ verified: true }).where(eq(userEmails.value, email))],
       ["an e-mail removed", () => db.delete(userEmails).where(eq(userEmails.value, email))],
-      ["a phone number", () => db.insert(userPhoneNumbers).values({ userId, value: "+4790000001", type: "work" })],
-      ["an address", () => db.insert(userAddresses).values({ userId, type: "delivery", locality: "Bergen" })],
-      ["an account", () => db.insert(userAccounts).values({ userId, domain: "example.com", username: "v" })],
-      ["a connection", () => db.insert(userClients).values({ userId, clientId: client.id, merchantId: 20 })],
+      ["a phone added", () => db.insert(userPhoneNumbers).values({ userId, value: "+4790000001", type: "work" })],
+      [
+        "a phone changed",
+        () => db.update(userPhoneNumbers).set({ primary: true }).where(eq(userPhoneNumbers.userId, userId)),
+      ],
+      ["a phone removed", () => db.delete(userPhoneNumbers).where(eq(userPhoneNumbers.userId, userId))],
+      ["an address added", () => db.insert(userAddresses).values({ userId, type: "delivery", locality: "Bergen" })],
+      [
+        "an address changed",
+        () => db.update(userAddresses).set({ region: "Vestland" }).where(eq(userAddresses.userId, userId)),
+      ],
+      ["an address removed", () => db.delete(userAddresses).where(eq(userAddresses.userId, userId))],
+      ["an account added", () => db.insert(userAccounts).values({ userId, domain: "example.com", username: "v" })],
+      [
+        "an account changed",
+        () => db.update(userAccounts).set({ accountUserId: "42" }).where(eq(userAccounts.userId, userId)),
+      ],
+      ["an account removed", () => db.delete(userAccounts).where(eq(userAccounts.userId, userId))],
+      ["a connection added", () => db.insert(userClients).values({ userId, clientId: client.id, merchantId: 20 })],
+      ["a connection moved", () => db.update(userClients).set({ clientId: other.id }).where(connection)],
+      [
+        "a connection removed",
+        () => db.delete(userClients).where(and(eq(userClients.userId, userId), eq(userClients.clientId, other.id))),
+      ],
       ["the retention job's copy", () => db.run(sql`UPDATE ${users} SET parts = 'copy' WHERE id = ${userId}`)],
     ];
     const seen = [await versionOf(userId)];

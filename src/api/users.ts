@@ -218,6 +218,7 @@ async function searchUsers(
       rows.flatMap((row) => row.user ?? []),
     );
     for (const profile of read) loaded.set(profile.user.id, profile);
+    // D1 leaves out the row only of a user whose version was sent, so only of a user held.
     for (const { userId, user } of rows) if (user === null) loaded.set(userId, held.get(userId)!);
     return { userIds: rows.map((row) => row.userId), scan: {} };
   }

@@ -274,10 +274,7 @@ export const userRowArray = sql`json_array(${sql.join(
   sql`, `,
 )})`;
 
-/**
- * The user's row from the text of `userRowArray`, as drizzle would read it. A page read from D1
- * reads 100 of these.
- */
+/** The user's row from the text of `userRowArray`, as drizzle would read it. */
 export function userRecordFrom(rowArray: string): UserRecord {
   const values = JSON.parse(rowArray) as unknown[];
   const record: Record<string, unknown> = {};
