@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { RE2JS } from "re2js";
 import * as z from "zod/mini";
-import { heldPageUsers, readUserProfiles, readUserSearch, type UserSearchResult } from "../db/cached-reads";
+import { readUserProfiles, readUserSearch, type UserSearchResult } from "../db/cached-reads";
 import type { Database } from "../db/client";
 import {
   findUserRows,
@@ -257,7 +257,7 @@ export const userListRoutes = new Hono<AppEnv>().get(
     const db = c.get("db");
     const fresh = c.get("bookmarked");
     const loaded = new Map<number, UserProfile>();
-    const search = () => searchUsers(db(), plan(scope, query), heldPageUsers(scope, url), loaded);
+    const search = (held: Map<number, UserProfile>) => searchUsers(db(), plan(scope, query), held, loaded);
     const { userIds, scan } = await readUserSearch(scope, url, search, fresh);
     const profiles = await readUserProfiles(db, userIds, fresh, loaded);
     if (profiles.length === 0) throw new ApiError(404, "invalid_request", "No users found");

@@ -53,33 +53,30 @@ export async function readUserProfiles(
 
 /**
  * A user search's page for `scope` (the client read, the caller's merchant) and the request's
- * query; `search` runs it against D1.
+ * query; `search` runs it against D1, given the users of the same search's last page that the
+ * isolate still holds (by id): a read of the page from D1 asks only whether their versions are
+ * still theirs, and reuses them if so. The key leaves out how the page is delivered, so a token
+ * sent as `oauth_token` is never kept as a key.
  */
 export function readUserSearch(
   scope: { clientId: string; merchantId: number },
   url: URL,
-  search: () => Promise<UserSearchResult>,
+  search: (held: Map<number, UserProfile>) => Promise<UserSearchResult>,
   fresh: boolean,
 ) {
-  return userSearches.read(userSearchKey(scope, url), search, fresh);
-}
-
-/**
- * The users of the same search's last page that the isolate still holds, by id: a read of the
- * page from D1 asks only whether their versions are still theirs, and reuses them if so.
- */
-export function heldPageUsers(scope: { clientId: string; merchantId: number }, url: URL): Map<number, UserProfile> {
-  const held = new Map<number, UserProfile>();
-  for (const id of userSearches.get(userSearchKey(scope, url))?.userIds ?? []) {
-    const profile = userProfiles.get(String(id));
-    if (profile) held.set(id, profile);
-  }
-  return held;
-}
-
-/** The key leaves out how the page is delivered, so a token sent as `oauth_token` is never kept as a key. */
-function userSearchKey(scope: { clientId: string; merchantId: number }, url: URL): string {
   const query = new URLSearchParams(url.search);
   for (const name of RESERVED_PARAMETERS) query.delete(name);
-  return `${scope.clientId} ${scope.merchantId} ${query}`;
+  const key = `${scope.clientId} ${scope.merchantId} ${query}`;
+  return userSearches.read(
+    key,
+    () => {
+      const held = new Map<number, UserProfile>();
+      for (const id of userSearches.get(key)?.userIds ?? []) {
+        const profile = userProfiles.get(String(id));
+        if (profile) held.set(id, profile);
+      }
+      return search(held);
+    },
+    fresh,
+  );
 }
