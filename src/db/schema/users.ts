@@ -80,8 +80,8 @@ export const users = sqliteTable(
     /**
      * A random value that triggers (migration 0034) change whenever the row changes, the copy of
      * its parts included: an isolate's copy of the user with the same version is current
-     * (db/cached-reads.ts `readUserSearch`). 0 on a row unchanged since the migration; a new row has one already, as
-     * its insert writes the copy of its parts.
+     * (db/cached-reads.ts `readUserSearch`). 0 on a row unchanged since the migration; a new row
+     * has one already, as its insert writes the copy of its parts.
      */
     version: integer("version").notNull().default(0),
   },
