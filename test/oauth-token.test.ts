@@ -3,7 +3,6 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { refreshTokens } from "../src/db/schema";
-import { keyRing, protectSecret } from "../src/security/data-protection";
 import {
   appClient,
   basicAuth,
@@ -262,7 +261,7 @@ describe("password", () => {
     ...extra,
   });
 
-  it("issues a user token with a refresh token stored only as a hash", async () => {
+  it("issues a user token with a refresh token that carries its grant, whose row holds no secret", async () => {
     const body = await userTokenResponse(ingrid);
     expect(body).toMatchObject({
       token_type: "Bearer",
@@ -272,14 +271,14 @@ describe("password", () => {
       is_admin: false,
     });
     const refresh = body.refresh_token as string;
-    // Its grant's locator, then 256 random bits (src/oauth/refresh-tokens.ts).
-    expect(refresh).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+    // Its grant's locator, its generation, its payload and its MAC (src/oauth/self-contained-refresh-tokens.ts).
+    expect(refresh).toMatch(/^[A-Za-z0-9_-]{22}\.0\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    const locator = refresh.slice(0, 22);
     const rows = await openDatabase(env.DB).select().from(refreshTokens).all();
+    const stored = rows.find((r) => r.tokenHash === `pt:${locator}`);
+    expect(stored).toMatchObject({ clientId: webClient.id, userId: 1001, revoked: null, secretHash: null });
+    expect(stored!.expires - stored!.created).toBe(365 * 24 * 3600);
     expect(JSON.stringify(rows)).not.toContain(refresh);
-    const hashed = await protectSecret(keyRing(env), refresh);
-    const stored = rows.find((r) => r.secretHash === hashed);
-    expect(stored).toMatchObject({ clientId: webClient.id, userId: 1001, revoked: null });
-    expect(stored!.expires - stored!.created).toBe(30 * 24 * 3600);
   });
 
   it("accepts the username in any letter case", async () => {

@@ -15,7 +15,7 @@ import { revokeUserRefreshTokens } from "../src/db/queries/refresh-tokens";
 import { refreshTokens } from "../src/db/schema";
 import worker from "../src/index";
 import { SIGN_OUT_CRON } from "../src/jobs/status-sign-outs";
-import { persistentRefreshToken } from "../src/oauth/persistent-refresh-tokens";
+import { selfContainedRefreshToken } from "../src/oauth/self-contained-refresh-tokens";
 import { faultyEnv, fetchWith } from "./helpers/faults";
 import {
   basicAuth,
@@ -150,7 +150,7 @@ describe("persistent refresh tokens", () => {
       await expectOAuthError(await refresh(garbage), "invalid_grant");
     }
     // Under a key this deployment does not hold.
-    const elsewhere = await persistentRefreshToken(
+    const elsewhere = await selfContainedRefreshToken(
       { ...env, DATA_PROTECTION_KEY: base64url.encode(crypto.getRandomValues(new Uint8Array(32))) },
       client.id,
       { locator: locator!, ...grantOf(token) },
@@ -249,7 +249,7 @@ describe("a persistent grant started by a sign-in racing a sign-out", () => {
       expires: now + DAYS_30,
       endsBy: now + 365 * 24 * 3600,
     };
-    return { family, token: await persistentRefreshToken(env, client.id, grant) };
+    return { family, token: await selfContainedRefreshToken(env, client.id, grant) };
   }
 
   it("is never ended in D1 alone, where its tokens would not see it: a later sign-out finds it live and ends it", async () => {
@@ -391,7 +391,7 @@ describe("the refreshTokenRotation setting", () => {
       redirectUris: [CALLBACK],
     };
     const { refresh: rotating, userId } = await signedIn(rotatingClient);
-    expect(rotating.split(".")).toHaveLength(2);
+    expect(rotating.split(".")).toHaveLength(5);
     const persistent = await madeToken(rotatingClient.id, userId);
     await refreshed(persistent, rotatingClient);
     await refreshed(persistent, rotatingClient);
@@ -410,7 +410,7 @@ function madeToken(
   const now = Math.floor(Date.now() / 1000);
   const { issued, expires, endsBy } = times ?? { issued: now, expires: now + DAYS_30, endsBy: now + DAYS_30 };
   const locator = crypto.randomUUID().replaceAll("-", "").slice(0, 22);
-  return persistentRefreshToken(env, clientId, {
+  return selfContainedRefreshToken(env, clientId, {
     locator,
     family: crypto.randomUUID(),
     userId,

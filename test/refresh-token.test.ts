@@ -1,14 +1,17 @@
-import { createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
+import { base64url } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { refreshTokens } from "../src/db/schema";
+import { selfContainedRefreshToken } from "../src/oauth/self-contained-refresh-tokens";
 import { newRefreshTokenFamily, ROTATION_GRACE_SECONDS } from "../src/oauth/refresh-tokens";
 import { keyRing, protectSecret } from "../src/security/data-protection";
 import worker from "../src/index";
-import { BASE, basicAuth, bearer, call, claimsOf, postForm, userTokenResponse } from "./helpers/http";
-import { createClient, createUser } from "./helpers/seed";
+import { SIGN_OUT_CRON } from "../src/jobs/status-sign-outs";
+import { BASE, basicAuth, bearer, call, postForm, serverToken, userTokenResponse } from "./helpers/http";
+import { createClient, createUser, rowFormGrant } from "./helpers/seed";
 
 const REDIRECT = "https://test.example/callback";
 
@@ -112,29 +115,45 @@ describe("grant_type=refresh_token", () => {
     ["inactive", -1],
     ["blocked", -2],
     ["deleted", -3],
-  ])("refuses a user who has become %s", async (_, status) => {
+  ])("refuses a user made %s by an import once the sign-out job has run", async (_, status) => {
     const client = await newClient();
     const { user, tokens } = await signedIn(client);
     await createUser(Number(user.row.userId), { ...user.row, status });
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: SIGN_OUT_CRON }), env);
     const res = await refresh(client, tokens.refresh_token as string);
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({
       error: "invalid_grant",
-      error_description: expect.stringContaining("account"),
+      error_description: "The refresh token has been used or revoked",
     });
+    await expectRevoked(tokens.access_token as string);
+  });
+
+  it("refuses a user blocked through the management API at once", async () => {
+    const client = await newClient();
+    // Only an account that proved its address may be blocked.
+    const user = await createUser(nextUser++, { clients: [client.id], emailVerified: "2024-01-02 00:00:00" });
+    const tokens = await userTokenResponse(user, client);
+    const admin = await serverToken(await createClient({ admin: true }));
+    const blocked = await call(`/api/2/user/${user.row.userId}/status`, {
+      method: "POST",
+      headers: { ...bearer(admin), "Content-Type": "application/x-www-form-urlencoded" },
+      body: "status=blocked",
+    });
+    expect(blocked.status).toBe(200);
+    await expectInvalidGrant(await refresh(client, tokens.refresh_token as string));
   });
 
   it("refuses a refresh token past its 30 days", async () => {
     const client = await newClient();
     const { tokens } = await signedIn(client);
-    const db = openDatabase(env.DB);
-    const [row] = await db.select().from(refreshTokens).where(eq(refreshTokens.clientId, client.id)).all();
-    expect(row!.expires - row!.created).toBe(30 * 24 * 3600);
-    await db
-      .update(refreshTokens)
-      .set({ expires: Math.floor(Date.now() / 1000) - 1 })
-      .where(eq(refreshTokens.id, row!.id));
-    await expectInvalidGrant(await refresh(client, tokens.refresh_token as string));
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 30 * 24 * 3600 * 1000 });
+    const res = await refresh(client, tokens.refresh_token as string);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: "invalid_grant",
+      error_description: "The refresh token has expired",
+    });
   });
 
   it.each([
@@ -214,22 +233,174 @@ describe("grant_type=refresh_token: the grace window", () => {
     expect(revoked.status).toBe(200);
     await expectInvalidGrant(await refresh(client, first));
   });
+});
 
-  it("refuses a user who has been blocked since the rotation", async () => {
+describe("grant_type=refresh_token: a rotated token that carries its grant", () => {
+  /** A token's generation (its second part) and payload (its third). */
+  const generationOf = (token: string) => Number(token.split(".")[1]);
+  const payloadOf = (token: string) =>
+    JSON.parse(new TextDecoder().decode(base64url.decode(token.split(".")[2]!))) as Record<string, unknown>;
+
+  it("carries a generation that each refresh advances: one Durable Object call, no D1 row read or written", async () => {
     const client = await newClient();
-    const { user, tokens } = await signedIn(client);
-    await refreshed(client, tokens.refresh_token as string);
-    await createUser(Number(user.row.userId), { ...user.row, status: -2 });
-    const res = await refresh(client, tokens.refresh_token as string);
+    const { tokens } = await signedIn(client);
+    const first = tokens.refresh_token as string;
+    expect(first.split(".")).toHaveLength(5);
+    expect(generationOf(first)).toBe(0);
+    const second = await refreshed(client, first);
+    expect(generationOf(second.refresh_token)).toBe(1);
+    const res = await refresh(client, second.refresh_token);
+    expect(res.status).toBe(200);
+    expect(generationOf(((await res.json()) as Tokens).refresh_token)).toBe(2);
+    const timing = res.headers.get("Server-Timing") ?? "";
+    expect(timing).toMatch(/d1;dur=[\d.]+;desc="0 queries, 0 rows read, 0 written"/);
+    expect(timing).toMatch(/do;dur=[\d.]+;desc="1 call"/);
+  });
+
+  it("keeps its grant's one D1 row as the sign-in wrote it, with no secret of any token", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const rows = () =>
+      openDatabase(env.DB).select().from(refreshTokens).where(eq(refreshTokens.clientId, client.id)).all();
+    const [before] = await rows();
+    expect(before).toMatchObject({ tokenHash: expect.stringMatching(/^pt:/), secretHash: null });
+    let current = tokens.refresh_token as string;
+    for (let i = 0; i < 3; i++) current = (await refreshed(client, current)).refresh_token;
+    expect(await rows()).toEqual([before]);
+    expect(JSON.stringify(before)).not.toContain(current);
+  });
+
+  it("finds an earlier token as reuse however many rotations a thief has made since", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const stolen = tokens.refresh_token as string;
+    let thief = stolen;
+    let last: Tokens | undefined;
+    for (let i = 0; i < 25; i++) {
+      last = await refreshed(client, thief);
+      thief = last.refresh_token;
+    }
+    // Within the window too: the stolen token is not the one that made the current token.
+    await expectInvalidGrant(await refresh(client, stolen));
+    await expectRevoked(last!.access_token);
+    await expectInvalidGrant(await refresh(client, thief));
+  });
+
+  it("answers every retry within the window while the current token is unused, however many", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const first = tokens.refresh_token as string;
+    const answers: Tokens[] = [];
+    for (let i = 0; i < 12; i++) answers.push(await refreshed(client, first));
+    expect(await introspect(client, answers.at(-1)!.refresh_token)).toMatchObject({ active: true });
+    await expectInvalidGrant(await refresh(client, answers[0]!.refresh_token));
+    await expectRevoked(answers.at(-1)!.access_token);
+  });
+
+  it("refuses a generation its grant never reached, and an altered one, without ending the grant", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const token = tokens.refresh_token as string;
+    const [locator, , , ...mac] = token.split(".");
+    const p = payloadOf(token);
+    const ahead = await selfContainedRefreshToken(env, client.id, {
+      locator: locator!,
+      family: p.f as string,
+      userId: p.u as number,
+      scope: p.s as string,
+      issued: p.i as number,
+      expires: p.e as number,
+      endsBy: p.x as number,
+      generation: 5,
+    });
+    expect(generationOf(ahead)).toBe(5);
+    const altered = [locator, "5", token.split(".")[2], ...mac].join(".");
+    for (const forged of [ahead, altered]) {
+      const res = await refresh(client, forged);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: "invalid_grant",
+        error_description: "The refresh token is invalid",
+      });
+    }
+    expect(generationOf((await refreshed(client, token)).refresh_token)).toBe(1);
+  });
+
+  it("advances nothing for a wider scope, or while the signing keys cannot sign", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const token = tokens.refresh_token as string;
+    const wider = await postForm(
+      "/oauth/token",
+      { grant_type: "refresh_token", refresh_token: token, scope: "openid" },
+      basicAuth(client.id, client.secret),
+    );
+    expect(wider.status).toBe(400);
+    expect(await wider.json()).toMatchObject({ error: "invalid_scope" });
+    const request = new Request(`${BASE}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...basicAuth(client.id, client.secret) },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: token }),
+    });
+    const unsigned = await worker.fetch(request, { ...env, TOKEN_SIGNING_KEYS: "[]" }, createExecutionContext());
+    expect(unsigned.status).toBe(503);
+    // Still the current token: introspected as live, and rotated to the first generation.
+    expect(await introspect(client, token)).toMatchObject({ active: true });
+    expect(generationOf((await refreshed(client, token)).refresh_token)).toBe(1);
+  });
+
+  it("keeps the window from the rotation of the token presented again, however often it is", async () => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const first = tokens.refresh_token as string;
+    const start = Date.now();
+    await refreshed(client, first);
+    vi.useFakeTimers({ toFake: ["Date"], now: start + 20_000 });
+    const again = await refreshed(client, first);
+    vi.setSystemTime(start + 40_000);
+    await expectInvalidGrant(await refresh(client, first));
+    await expectRevoked(again.access_token);
+  });
+
+  it("rotates many grants of one client at once, each on its own", async () => {
+    const client = await newClient();
+    const grants = await Promise.all([1, 2, 3, 4, 5, 6].map(() => signedIn(client)));
+    const answers = await Promise.all(grants.map(({ tokens }) => refresh(client, tokens.refresh_token as string)));
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    for (const res of answers) {
+      const next = ((await res.json()) as Tokens).refresh_token;
+      expect(generationOf(next)).toBe(1);
+      expect(await introspect(client, next)).toMatchObject({ active: true });
+    }
+  });
+
+  it.each([
+    ["its generation taken out (a persistent token's form, the same MAC)", (p: string[]) => [p[0], ...p.slice(2)]],
+    ["a generation with a leading zero", (p: string[]) => [p[0], "00", ...p.slice(2)]],
+    ["a negative generation", (p: string[]) => [p[0], "-1", ...p.slice(2)]],
+    ["a generation of 16 digits", (p: string[]) => [p[0], "1".repeat(16), ...p.slice(2)]],
+  ])("refuses a token with %s, ending nothing", async (_, alter) => {
+    const client = await newClient();
+    const { tokens } = await signedIn(client);
+    const token = tokens.refresh_token as string;
+    const res = await refresh(client, alter(token.split(".")).join("."));
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({
       error: "invalid_grant",
-      error_description: "The user account is blocked",
+      error_description: "The refresh token is invalid",
     });
+    expect((await refresh(client, token)).status).toBe(200);
   });
 });
 
-describe("grant_type=refresh_token: a grant rotated in its row", () => {
+describe("grant_type=refresh_token: a grant rotated in its row (tokens issued before they carried their grant)", () => {
+  /** A grant of that form: its user, family and first token. */
+  async function rowGranted(client: Awaited<ReturnType<typeof newClient>>) {
+    const user = await createUser(nextUser++, { clients: [client.id] });
+    const { refreshToken, family } = await rowFormGrant(client.id, Number(user.row.userId));
+    return { user, family, tokens: { refresh_token: refreshToken } };
+  }
+
   /** The client's one grant row (each test's client has one). */
   async function grantRow(client: { id: string }) {
     const rows = await openDatabase(env.DB)
@@ -243,7 +414,7 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
 
   it("keeps one row per grant, whose current token's hash is replaced, whatever the number of rotations", async () => {
     const client = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens } = await rowGranted(client);
     let current = tokens.refresh_token as string;
     for (let i = 0; i < 3; i++) current = (await refreshed(client, current)).refresh_token;
     const row = await grantRow(client);
@@ -254,7 +425,7 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
 
   it("finds an earlier token as reuse however many rotations a thief has made since", async () => {
     const client = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens } = await rowGranted(client);
     const stolen = tokens.refresh_token as string;
     let thief = stolen;
     let last: Tokens | undefined;
@@ -271,10 +442,9 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
 
   it("revokes nothing for a token that names no grant's locator: no one who saw an access token ends its grant", async () => {
     const client = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens, family } = await rowGranted(client);
     const real = tokens.refresh_token as string;
-    // The access token's `gid` is the family, which no refresh token carries.
-    const family = claimsOf(tokens.access_token as string).gid as string;
+    // The access tokens' `gid` is the family, which no refresh token carries.
     expect(real.startsWith(family)).toBe(false);
     for (const forged of [`${family}.${"A".repeat(43)}`, `${"B".repeat(22)}.${"A".repeat(43)}`]) {
       await expectInvalidGrant(await refresh(client, forged));
@@ -292,7 +462,7 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
   it("refuses another client's earlier token without revoking the grant", async () => {
     const client = await newClient();
     const other = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens } = await rowGranted(client);
     const first = tokens.refresh_token as string;
     const second = await refreshed(client, first);
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ROTATION_GRACE_SECONDS * 1000 });
@@ -302,7 +472,7 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
 
   it("answers every retry within the window while the current token is unused, however many", async () => {
     const client = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens } = await rowGranted(client);
     const first = tokens.refresh_token as string;
     const answers: Tokens[] = [];
     for (let i = 0; i < 12; i++) answers.push(await refreshed(client, first));
@@ -314,7 +484,7 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
 
   it("refuses a scope wider than the grant's before anything is written", async () => {
     const client = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens } = await rowGranted(client);
     const before = await grantRow(client);
     const res = await postForm(
       "/oauth/token",
@@ -328,7 +498,7 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
 
   it("refuses, without revoking, an earlier token once the current one's key is no longer read", async () => {
     const client = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens } = await rowGranted(client);
     const first = tokens.refresh_token as string;
     await refreshed(client, first);
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ROTATION_GRACE_SECONDS * 1000 });
@@ -342,7 +512,7 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
 
   it("refuses, without revoking, a retry within the window whose rotation's hash is under a key no longer read", async () => {
     const client = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens } = await rowGranted(client);
     const first = tokens.refresh_token as string;
     await refreshed(client, first);
     const row = await grantRow(client);
@@ -355,7 +525,7 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
 
   it("answers nothing, and writes nothing, while the signing keys cannot sign", async () => {
     const client = await newClient();
-    const { tokens } = await signedIn(client);
+    const { tokens } = await rowGranted(client);
     const before = await grantRow(client);
     const request = new Request(`${BASE}/oauth/token`, {
       method: "POST",
@@ -366,6 +536,47 @@ describe("grant_type=refresh_token: a grant rotated in its row", () => {
     expect(res.status).toBe(503);
     expect(await grantRow(client)).toEqual(before);
     expect((await refresh(client, tokens.refresh_token as string)).status).toBe(200);
+  });
+
+  it.each([
+    ["inactive", -1],
+    ["blocked", -2],
+    ["deleted", -3],
+  ])("refuses a user who has become %s, read at each refresh", async (_, status) => {
+    const client = await newClient();
+    const { user, tokens } = await rowGranted(client);
+    await createUser(Number(user.row.userId), { ...user.row, status });
+    const res = await refresh(client, tokens.refresh_token);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: "invalid_grant",
+      error_description: expect.stringContaining("account"),
+    });
+  });
+
+  it("refuses a user who has been blocked since the rotation, within the window", async () => {
+    const client = await newClient();
+    const { user, tokens } = await rowGranted(client);
+    await refreshed(client, tokens.refresh_token);
+    await createUser(Number(user.row.userId), { ...user.row, status: -2 });
+    const res = await refresh(client, tokens.refresh_token);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: "invalid_grant",
+      error_description: "The user account is blocked",
+    });
+  });
+
+  it("refuses a refresh token past its 30 days", async () => {
+    const client = await newClient();
+    const { tokens } = await rowGranted(client);
+    const row = await grantRow(client);
+    expect(row.expires - row.created).toBe(30 * 24 * 3600);
+    await openDatabase(env.DB)
+      .update(refreshTokens)
+      .set({ expires: Math.floor(Date.now() / 1000) - 1 })
+      .where(eq(refreshTokens.id, row.id));
+    await expectInvalidGrant(await refresh(client, tokens.refresh_token));
   });
 });
 

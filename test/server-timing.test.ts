@@ -14,7 +14,7 @@ import {
   userTokenResponse,
   webClient,
 } from "./helpers/http";
-import { createClient, createUser, importData } from "./helpers/seed";
+import { createClient, createUser, importData, rowFormGrant } from "./helpers/seed";
 
 const TIMING =
   /^d1;dur=[\d.]+;desc="(\d+) queries, (\d+) rows read, (\d+) written(?:, (\d+) without a row count)?", do;dur=([\d.]+);desc="(\d+) calls?", total;dur=([\d.]+)$/;
@@ -75,8 +75,26 @@ describe("Server-Timing (development and staging only)", () => {
     expect(doCalls(revoked)).toBe(1);
   });
 
-  it("reports a refresh as one D1 round trip that writes the grant's row and one index entry", async () => {
+  it("reports a refresh as one Durable Object call, no D1 statement", async () => {
     const refresh_token = (await userTokenResponse(await createUser(990_002))).refresh_token as string;
+    const res = await postForm(
+      "/oauth/token",
+      { grant_type: "refresh_token", refresh_token },
+      basicAuth(webClient.id, webClient.secret),
+    );
+    expect(res.status).toBe(200);
+    const timing = res.headers.get("Server-Timing") ?? "";
+    const [, queries, , written] = TIMING.exec(timing) ?? [];
+    expect(Number(queries)).toBe(0);
+    expect(Number(written)).toBe(0);
+    expect(timing).toMatch(/do;dur=[\d.]+;desc="1 call"/);
+  });
+
+  it("reports a grant-row refresh as one D1 round trip that writes the grant's row and one index entry", async () => {
+    const { refreshToken: refresh_token } = await rowFormGrant(
+      webClient.id,
+      Number((await createUser(990_003)).row.userId),
+    );
     const res = await postForm(
       "/oauth/token",
       { grant_type: "refresh_token", refresh_token },

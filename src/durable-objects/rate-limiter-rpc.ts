@@ -28,6 +28,14 @@ export interface RateLimiterRpc extends Rpc.DurableObjectBranded {
   revoke(revocations: Revocation[]): Promise<void>;
   revoked(token: TokenIdentity): Promise<boolean>;
   grantEnded(grant: string): Promise<boolean>;
+  rotateGrant(
+    grant: string,
+    generation: number,
+    now: number,
+    keepUntilMs: number,
+    replacing?: number,
+  ): Promise<Rotation>;
+  grantGeneration(grant: string): Promise<number | null>;
   callbacksChanged(clientId: string): Promise<void>;
   callbacksSettled(attempt: number, more: boolean): Promise<void>;
 }
@@ -142,3 +150,14 @@ export type Redemption =
   | { outcome: "expired" }
   | { outcome: "held"; retryAfter: number }
   | { outcome: "replayed"; grant: string | null };
+
+/**
+ * The outcome of a grant's rotation: `rotated` to the generation the successor carries; `ended`
+ * for a grant that has ended; `behind` when it did not advance (an earlier token, or a successor
+ * no longer to replace), with the grant's state for the caller to judge: its current generation,
+ * the one presented to make it, and when (Unix seconds; null before the first rotation).
+ */
+export type Rotation =
+  | { outcome: "rotated"; generation: number }
+  | { outcome: "ended" }
+  | { outcome: "behind"; current: number; madeFrom: number | null; rotatedAt: number | null };

@@ -1,18 +1,18 @@
 /**
- * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request:
- * it checks the client's IP allow-list and endpoint grants (client-policy.ts), counts the request
- * in the client's fixed window, and tells the client's current merchant, which scopes the call. It
+ * One RateLimiter per client (idFromName(clientId)) guards every authenticated /api/2 request: it
+ * checks the client's IP allow-list and endpoint grants (client-policy.ts), counts the request in
+ * the client's fixed window, and tells the client's current merchant, which scopes the call. It
  * need not be asked on every request: it hands an isolate a lease (request-window.ts; the
  * isolate's side is leases.ts), a slice of the remaining quota with the client's policy and
  * revocations, valid LEASE_MS. It also throttles password sign-ins at the client
- * (password-throttle.ts), counts the sign-in links mailed per network address
- * (sign-in-counts.ts), spends the client's one-time values (redemptions.ts) and lists its revoked
- * access tokens until they expire (revocations.ts): reads here are strongly consistent, which
- * KV's are not. This class only puts them together behind its RPC methods (rate-limiter-rpc.ts).
- * Everything survives eviction in the object's storage (the window and its leases in its KV, the
- * rest in SQLite tables indexed by expiry); one alarm, at most once a minute, deletes what has
- * expired (expiry-alarm.ts), and queues the client's callbacks when they are due
- * (callback-schedule.ts).
+ * (password-throttle.ts), counts the sign-in links mailed per network address (sign-in-counts.ts),
+ * spends the client's one-time values (redemptions.ts), rotates its grants' refresh tokens
+ * (rotations.ts) and lists its revoked access tokens until they expire (revocations.ts): reads
+ * here are strongly consistent, which KV's are not. This class only puts them together behind its
+ * RPC methods (rate-limiter-rpc.ts). Everything survives eviction in the object's storage (the
+ * window and its leases in its KV, the rest in SQLite tables indexed by expiry); one alarm, at
+ * most once a minute, deletes what has expired (expiry-alarm.ts), and queues the client's
+ * callbacks when they are due (callback-schedule.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings, RequestTiming } from "../env";
@@ -31,6 +31,7 @@ import type {
   Renewal,
   Revocation,
   RevocationUpdate,
+  Rotation,
   SignInAttempt,
   SignInOrigin,
   TokenIdentity,
@@ -38,6 +39,7 @@ import type {
 import { Redemptions } from "./redemptions";
 import { RequestWindow } from "./request-window";
 import { Revocations } from "./revocations";
+import { Rotations } from "./rotations";
 import { SignInCounts } from "./sign-in-counts";
 
 /**
@@ -92,6 +94,7 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
   private readonly passwordThrottle = new PasswordThrottle(this.ctx.storage);
   private readonly redemptions = new Redemptions(this.ctx.storage);
   private readonly revocations = new Revocations(this.ctx.storage);
+  private readonly rotations = new Rotations(this.ctx.storage, this.revocations);
   private readonly callbacks = new CallbackSchedule(this.ctx.storage, this.env);
 
   /**
@@ -227,6 +230,27 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
     return this.revocations.isGrantEnded(grant);
   }
 
+  /**
+   * Rotates the grant's refresh token of `generation` (rotations.ts) if it is the current one, or,
+   * with `replacing`, replaces that successor of it, still current and unused, within the grace
+   * window. `now` (Unix seconds) is the rotation's time, which judges the window; `keepUntilMs`
+   * when the successor expires.
+   */
+  async rotateGrant(
+    grant: string,
+    generation: number,
+    now: number,
+    keepUntilMs: number,
+    replacing?: number,
+  ): Promise<Rotation> {
+    return this.rotations.rotate({ grant, generation, now, keepUntilMs, replacing });
+  }
+
+  /** The grant's current generation (0 before its first rotation); null once it has ended. */
+  async grantGeneration(grant: string): Promise<number | null> {
+    return this.rotations.current(grant);
+  }
+
   /** A change the client is to be told of waits in D1 (callback-schedule.ts). */
   async callbacksChanged(clientId: string): Promise<void> {
     await this.callbacks.changed(clientId, Date.now());
@@ -245,6 +269,7 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
       this.passwordThrottle,
       this.redemptions,
       this.revocations,
+      this.rotations,
     ]);
   }
 }

@@ -2,9 +2,10 @@
  * The client's revoked access tokens, listed until they would have expired anyway: by token
  * (`jti:`) or by the grant they came from (`grant:`). Each listing takes a new sequence number, so
  * that isolates holding a lease (leases.ts keeps their copies) learn of it when they next renew.
- * Table `revoked`. A grant whose refresh tokens are persistent (oauth/persistent-refresh-tokens.ts)
- * is also kept as ended, in table `ended_grants`, for as long as one of its tokens can be valid:
- * they are checked here on each use, never by a lease, so these long-kept rows travel with none.
+ * Table `revoked`. A grant whose refresh tokens carry it (oauth/self-contained-refresh-tokens.ts:
+ * persistent ones, and those rotated in rotations.ts) is also kept as ended, in table
+ * `ended_grants`, for as long as one of its tokens can be valid: they are checked here on each
+ * use, never by a lease, so these long-kept rows travel with none.
  */
 import { REFRESH_TOKEN_LIFETIME } from "../oauth/refresh-tokens";
 import { type ExpiringRecords, scheduleCleanup } from "./expiry-alarm";
@@ -71,7 +72,7 @@ export class Revocations implements ExpiringRecords {
     await scheduleCleanup(this.storage, keptUntil);
   }
 
-  /** Whether the grant has ended (revoked, or its user signed out), for a persistent refresh token. */
+  /** Whether the grant has ended (revoked, or its user signed out), for a refresh token checked here. */
   isGrantEnded(grant: string): boolean {
     return this.storage.sql.exec("SELECT 1 FROM ended_grants WHERE grant_id = ?", grant).toArray().length > 0;
   }

@@ -1,5 +1,7 @@
 /**
- * Refresh tokens: `<locator>.<secret>`, a random id of the grant that nothing but its refresh
+ * Grant-row refresh tokens, issued before new grants' tokens became self-contained
+ * (self-contained-refresh-tokens.ts), and rotated as before while their grants are refreshed; the
+ * grace window and the lifetime below serve both forms. `<locator>.<secret>`, a random id of the grant that nothing but its refresh
  * tokens ever carries (not its access tokens' `grant`, the family), and 256 random bits, base64url;
  * stored only as a keyed hash (never the token), valid for 30 days, bound to a client and a user,
  * rotated on every use. A grant is one row, found by its locator (`token_hash` `rt:<locator>`),
@@ -30,7 +32,10 @@ export async function nextRefreshToken(env: Bindings, now: number, key: string) 
   return { token, secretHash, created: now, expires: now + REFRESH_TOKEN_LIFETIME };
 }
 
-/** A new grant's first token, its locator's row key (`token_hash`) and its keyed hash. */
+/**
+ * A grant-row grant's first token, its locator's row key (`token_hash`) and its keyed hash: what
+ * a token of the earlier form rotates into (new grants' tokens are self-contained).
+ */
 export async function newRefreshToken(env: Bindings, now: number) {
   const tokenHash = locatorKey(newLocator());
   return { ...(await nextRefreshToken(env, now, tokenHash)), tokenHash };
@@ -79,6 +84,6 @@ function refreshTokenLocator(token: string): string | null {
  * Whether `token` was rotated by its own use less than ROTATION_GRACE_SECONDS ago: presenting it
  * again then replaces its successor if that is still unused, rather than counting as reuse.
  */
-export function inRotationGrace(token: RefreshTokenRecord, now: number): boolean {
+export function inRotationGrace(token: Pick<RefreshTokenRecord, "rotated">, now: number): boolean {
   return token.rotated !== null && now - token.rotated < ROTATION_GRACE_SECONDS;
 }

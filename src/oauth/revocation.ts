@@ -4,12 +4,12 @@
  * Access tokens are JWTs checked without a database, so a revoked one is listed in its client's
  * RateLimiter (by `jti`, or by the grant it was issued under), which every API call of that client
  * already asks before it is admitted: revocation takes effect on the next call, and the list
- * holds each entry only until the token would have expired anyway. Refresh tokens live in D1;
- * revoking one revokes its whole grant, the refresh-token family and every access token issued
- * under it (RFC 7009 §2.1).
+ * holds each entry only until the token would have expired anyway. Revoking a refresh token
+ * revokes its whole grant, the refresh-token family and every access token issued under it (RFC
+ * 7009 §2.1): at the client's RateLimiter, which a self-contained token's refresh asks, and in D1.
  */
 import type { Context } from "hono";
-import { findRefreshToken, revokeRefreshTokenFamily } from "../db/queries/refresh-tokens";
+import { findRefreshToken, findSelfContainedGrant, revokeRefreshTokenFamily } from "../db/queries/refresh-tokens";
 import { findUserRefusal } from "../db/queries/users";
 import { revokeTokens } from "../durable-objects/leases";
 import { rateLimiterFor } from "../durable-objects/rate-limiter";
@@ -18,11 +18,11 @@ import { auditEntry, byClient, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
 import {
-  openPersistentToken,
-  type PersistentGrant,
-  type PersistentTokenParts,
-  persistentTokenParts,
-} from "./persistent-refresh-tokens";
+  openedGrant,
+  openSelfContainedToken,
+  type SelfContainedTokenParts,
+  selfContainedTokenParts,
+} from "./self-contained-refresh-tokens";
 import { presentedRefreshToken } from "./refresh-tokens";
 import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
 import { verifyAccessToken } from "./tokens";
@@ -34,10 +34,10 @@ import { verifyAccessToken } from "./tokens";
 export type GrantEnd = "revoked" | "code_reuse" | "refresh_reuse";
 
 /**
- * Ends a grant: its refresh tokens at once (D1, with its audit entry; a persistent grant's at its
- * client's RateLimiter, which its refreshes ask), and its access tokens at the client's next call
- * (listed in the client's RateLimiter for as long as any of them can live). `persistent` when the
- * grant's refresh tokens are, or may be, persistent ones.
+ * Ends a grant: its refresh tokens at once (D1, with its audit entry; a self-contained grant's at
+ * its client's RateLimiter, which its refreshes ask), and its access tokens at the client's next
+ * call (listed in the client's RateLimiter for as long as any of them can live). `persistent` (the
+ * RPC's name) when the grant's refresh tokens are, or may be, self-contained ones.
  */
 export async function revokeGrant(
   c: Context<AppEnv>,
@@ -76,13 +76,16 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
     await auditEntry(c, byClient(client), entry, now).run();
     return;
   }
-  const persistent = persistentTokenParts(token);
+  const persistent = selfContainedTokenParts(token);
   if (persistent) {
-    const grant = await openPersistentToken(c.env, client.id, persistent);
-    if (grant) {
-      const ended = { grant: grant.family, userId: grant.userId, reason: "revoked", persistent: true } as const;
-      await revokeGrant(c, client, ended, now);
-    }
+    const grant = await openSelfContainedToken(c.env, client.id, persistent);
+    if (!grant) return;
+    // Its grant's row, read first: one revoked already (a client's retry whose answer was lost)
+    // is left as it is, with no second audit entry.
+    const row = await findSelfContainedGrant(c.get("db")(), grant.locator);
+    if (row && row.revoked !== null) return;
+    const ended = { grant: grant.family, userId: grant.userId, reason: "revoked", persistent: true } as const;
+    await revokeGrant(c, client, ended, now);
     return;
   }
   // Any token that names the grant (its current one, or an earlier one: only its holders saw its
@@ -124,8 +127,8 @@ export async function introspectToken(
       token_use: claims.kind,
     };
   }
-  const persistent = persistentTokenParts(token);
-  if (persistent) return introspectPersistent(c, clientId, persistent, now);
+  const persistent = selfContainedTokenParts(token);
+  if (persistent) return introspectSelfContained(c, clientId, persistent, now);
   const refresh = await findRefreshToken(c.get("db")(), await presentedRefreshToken(c.env, token));
   const live = refresh?.current && refresh.revoked === null && refresh.expires > now;
   if (!refresh || !live || refresh.clientId !== clientId) return inactive;
@@ -144,34 +147,24 @@ export async function introspectToken(
 }
 
 /**
- * The grant a persistent refresh token carries, if it is live for `client`: its MAC good for the
- * client (never a public one's: its client_id proves nothing, and an import may make a client
- * public), unexpired, and its grant not ended at the client's RateLimiter (the one call). Else why
- * not, which the refresh grant says and introspection does not.
+ * A refresh token of the client's own that carries its grant: live (unexpired, its grant not
+ * ended, a rotated one its grant's current generation), and its user may still sign in.
  */
-export async function livePersistentGrant(
-  c: Context<AppEnv>,
-  client: { id: string; publicClient: boolean },
-  parts: PersistentTokenParts,
-  now: number,
-): Promise<PersistentGrant | "invalid" | "expired" | "ended"> {
-  const grant = client.publicClient ? null : await openPersistentToken(c.env, client.id, parts);
-  if (!grant) return "invalid";
-  if (grant.expires <= now) return "expired";
-  if (await rateLimiterFor(c.env, client.id, c.get("timing")).grantEnded(grant.family)) return "ended";
-  return grant;
-}
-
-/** A persistent refresh token of the client's own: live, and its user may still sign in. */
-async function introspectPersistent(
+async function introspectSelfContained(
   c: Context<AppEnv>,
   clientId: string,
-  parts: PersistentTokenParts,
+  parts: SelfContainedTokenParts,
   now: number,
 ): Promise<IntrospectionResponse> {
   // Introspection authenticates a confidential client alone (RFC 7662 §2.1).
-  const grant = await livePersistentGrant(c, { id: clientId, publicClient: false }, parts, now);
-  if (typeof grant === "string" || !(await userMaySignIn(c, grant.userId))) return { active: false };
+  const grant = await openedGrant(c.env, { id: clientId, publicClient: false }, parts, now);
+  if (typeof grant === "string") return { active: false };
+  const limiter = rateLimiterFor(c.env, clientId, c.get("timing"));
+  const live =
+    grant.generation === undefined
+      ? !(await limiter.grantEnded(grant.family))
+      : (await limiter.grantGeneration(grant.family)) === grant.generation;
+  if (!live || !(await userMaySignIn(c, grant.userId))) return { active: false };
   return {
     active: true,
     client_id: clientId,
@@ -184,7 +177,10 @@ async function introspectPersistent(
   };
 }
 
-/** Rotated refresh tokens have one dot at most, persistent ones three; our access tokens are compact JWS (two). */
+/**
+ * Grant-row refresh tokens have one dot at most, those that carry their grant three or four; our
+ * access tokens are compact JWS (two).
+ */
 function looksLikeJwt(token: string): boolean {
   return token.split(".").length === 3;
 }

@@ -29,8 +29,8 @@ export type SignOut = {
   writes: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
   sessions: number;
   grants: number;
-  /** The persistent grants listed as ended, which alone the writes (or an erasure) may end in D1. */
-  endedPersistent: string[];
+  /** The self-contained grants listed as ended, which alone the writes (or an erasure) may end in D1. */
+  endedSelfContained: string[];
 };
 
 /** Sessions' `sid`s per look-up of their clients: each is a bound parameter, of D1's 100. */
@@ -49,8 +49,8 @@ export function signOutSite(c: Context<AppEnv>): SignOutSite {
 /**
  * `sessions: false` leaves the browser sessions alone (a withdrawn consent ends the client's grants,
  * not the user's single sign-on). What a sign-in racing the sign-out starts (after the grants were
- * read) is not ended: its rotated refresh token by the writes, its persistent one never in D1
- * alone, where its tokens would not see it. For a user refused, the sign-out job's next run, which
+ * read) is not ended: its grant-row refresh token by the writes, its self-contained one never in
+ * D1 alone, where its tokens would not see it. For a user refused, the sign-out job's next run, which
  * the status change listed, ends it too.
  */
 export async function signOutUser(
@@ -73,24 +73,24 @@ export async function signOutUser(
       revokeTokens(
         env,
         clientId,
-        clientGrants.map(({ grant, liveUntil, persistent }) => ({
+        clientGrants.map(({ grant, liveUntil, selfContained }) => ({
           grant,
           expiresAt: liveUntil * 1000,
-          ...(persistent === 1 && { persistent: true }),
+          ...(selfContained === 1 && { persistent: true }),
         })),
         timing,
       ),
     ),
   );
-  const endedPersistent = grants.filter(({ persistent }) => persistent === 1).map(({ grant }) => grant);
+  const endedSelfContained = grants.filter(({ selfContained }) => selfContained === 1).map(({ grant }) => grant);
   return {
     writes: [
-      revokeUserRefreshTokens(db, userId, scope, now, endedPersistent),
+      revokeUserRefreshTokens(db, userId, scope, now, endedSelfContained),
       ...(endSessions ? [revokeUserSessions(db, userId, scope, now)] : []),
     ],
     sessions: sessions.length,
     grants: grants.filter(({ refreshable }) => refreshable === 1).length,
-    endedPersistent,
+    endedSelfContained,
   };
 }
 

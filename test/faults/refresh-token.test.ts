@@ -3,9 +3,11 @@
  * did its work: whatever the first answer, the client's retry with the refresh token it still
  * holds succeeds, and what it is given goes on working. A rotation whose answer was lost is
  * answered anew within the grace window (src/oauth/refresh-tokens.ts) instead of read as reuse.
+ * For both forms of rotated token: one that carries its grant, rotated at the client's Durable
+ * Object (src/durable-objects/rotations.ts), and one of the grant-row form, rotated in D1.
  */
 import { env } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { and, eq, like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../../src/db/client";
 import { refreshTokens } from "../../src/db/schema";
@@ -13,9 +15,9 @@ import { CALL_DEADLINE_MS } from "../../src/platform/calls";
 import { keyRing, protectSecret } from "../../src/security/data-protection";
 import { type Fault, faultyEnv, fetchWith } from "../helpers/faults";
 import { basicAuth, bearer, call, postForm, userTokenResponse } from "../helpers/http";
-import { createClient, createUser } from "../helpers/seed";
+import { createClient, createUser, rowFormGrant } from "../helpers/seed";
 
-/** A refresh's storage calls: one D1 statement that rotates the token in place and returns its row. */
+/** A grant-row refresh's storage calls: one D1 statement that rotates the token in place and returns its row. */
 const REFRESH_CALLS = [{ n: 1, what: "the rotation" }] as const;
 
 const CALLBACK = "https://test.example/callback";
@@ -26,7 +28,14 @@ async function signedIn() {
   const client = await createClient({ grantTypes: ["password", "refresh_token"], autoApprove: true });
   const user = await createUser(nextUser++, { clients: [client.id] });
   const tokens = await userTokenResponse(user, { ...client, redirectUris: [CALLBACK] });
-  return { client, refreshToken: tokens.refresh_token as string };
+  return { client, user, refreshToken: tokens.refresh_token as string };
+}
+
+/** The same, and a grant of the grant-row form for that user: its refresh token. */
+async function signedInWithRowGrant() {
+  const { client, user } = await signedIn();
+  const { refreshToken } = await rowFormGrant(client.id, Number(user.row.userId));
+  return { client, refreshToken };
 }
 
 type Client = { id: string; secret: string };
@@ -62,14 +71,14 @@ async function expectWorking(client: Client, tokens: Tokens) {
 }
 
 /**
- * The client's one grant: still live, and its current token the one `answered` (a lost rotation
- * leaves no other live behind), or revoked.
+ * The client's one grant-row grant: still live, and its current token the one `answered` (a lost
+ * rotation leaves no other live behind), or revoked.
  */
 async function grantOf(client: Client) {
   const rows = await openDatabase(env.DB)
     .select()
     .from(refreshTokens)
-    .where(eq(refreshTokens.clientId, client.id))
+    .where(and(eq(refreshTokens.clientId, client.id), like(refreshTokens.tokenHash, "rt:%")))
     .all();
   expect(rows).toHaveLength(1);
   return rows[0]!;
@@ -88,9 +97,9 @@ beforeAll(() => {
 });
 afterAll(() => log.mockRestore());
 
-describe("a refresh's storage calls", () => {
+describe("a grant-row refresh's storage calls", () => {
   it("are the ones these cases fail, and no others", async () => {
-    const { client, refreshToken } = await signedIn();
+    const { client, refreshToken } = await signedInWithRowGrant();
     const { env: clean, counts } = faultyEnv({});
     const res = await fetchWith(clean, "/oauth/token", refreshRequest(client, refreshToken));
     expect(res.status).toBe(200);
@@ -99,7 +108,7 @@ describe("a refresh's storage calls", () => {
   });
 });
 
-describe("a refresh whose storage call fails", () => {
+describe("a grant-row refresh whose storage call fails", () => {
   const cases = REFRESH_CALLS.flatMap(({ n, what }) =>
     [false, true].map((applied) => [what, applied ? "after" : "before", { n, applied }] as const),
   );
@@ -107,7 +116,7 @@ describe("a refresh whose storage call fails", () => {
   it.each(cases)(
     "at %s, %s it was applied: a 503, then the retry succeeds and its tokens work",
     async (_, __, fault) => {
-      const { client, refreshToken } = await signedIn();
+      const { client, refreshToken } = await signedInWithRowGrant();
       const { env: faulty, counts } = faultyEnv({ DB: { kind: "nth", n: fault.n, applied: fault.applied } });
       const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
       expect(counts.DB.failed).toBe(1);
@@ -125,7 +134,7 @@ describe("a refresh whose storage call fails", () => {
   );
 
   it("lost twice, the rotation and then its retry, still succeeds on the third try", async () => {
-    const { client, refreshToken } = await signedIn();
+    const { client, refreshToken } = await signedInWithRowGrant();
     // The rotation (the first call), then the retry's replacement in the grace window (its third:
     // the rotation that finds the token replaced, the row's read, the replacement), each applied
     // and its answer lost.
@@ -144,12 +153,12 @@ describe("a refresh whose storage call fails", () => {
   });
 });
 
-describe("grant_type=refresh_token, the rotation landing after its deadline", () => {
+describe("a grant-row refresh, the rotation landing after its deadline", () => {
   /** The rotation stalls past the 3 s deadline, then is applied after all. */
   const lateRotation: Fault = { kind: "late", n: 1, ms: CALL_DEADLINE_MS + 500 };
 
   it("retried after it landed: the retry is answered within the grace window", { timeout: 15_000 }, async () => {
-    const { client, refreshToken } = await signedIn();
+    const { client, refreshToken } = await signedInWithRowGrant();
     const { env: faulty, counts } = faultyEnv({ DB: lateRotation });
     const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
     expect(first.status).toBe(503);
@@ -166,7 +175,7 @@ describe("grant_type=refresh_token, the rotation landing after its deadline", ()
     "retried before it landed: the late rotation leaves nothing behind, and reuse is still found",
     { timeout: 15_000 },
     async () => {
-      const { client, refreshToken } = await signedIn();
+      const { client, refreshToken } = await signedInWithRowGrant();
       const { env: faulty, counts } = faultyEnv({ DB: lateRotation });
       const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
       expect(first.status).toBe(503);
@@ -188,4 +197,100 @@ describe("grant_type=refresh_token, the rotation landing after its deadline", ()
       expect((await grantOf(client)).revoked).not.toBeNull();
     },
   );
+});
+
+describe("a refresh of a token that carries its grant", () => {
+  const introspect = async (client: Client, token: string) => {
+    const res = await postForm("/oauth/introspect", { token }, basicAuth(client.id, client.secret));
+    return (await res.json()) as { active: boolean };
+  };
+  /** Only `answered` of the client's refresh tokens is live: a lost rotation leaves no other behind. */
+  async function expectOnlyLive(client: Client, answered: string, others: string[]) {
+    expect(await introspect(client, answered)).toMatchObject({ active: true });
+    for (const token of others) expect(await introspect(client, token)).toEqual({ active: false });
+  }
+  const rotation = (fault: Fault): Fault => ({ ...fault, methods: ["rotateGrant"] });
+
+  it("makes one storage call, the rotation at the client's Durable Object", async () => {
+    const { client, refreshToken } = await signedIn();
+    const { env: clean, counts } = faultyEnv({});
+    const res = await fetchWith(clean, "/oauth/token", refreshRequest(client, refreshToken));
+    expect(res.status).toBe(200);
+    expect(counts.RATE_LIMITER.calls).toBe(1);
+    expect(counts.DB.calls + counts.CODES.calls + counts.LINK_REQUESTS.calls).toBe(0);
+  });
+
+  it.each([false, true])(
+    "is repeated by the platform layer when the rotation fails (applied: %s): one answer, and its tokens work",
+    async (applied) => {
+      const { client, refreshToken } = await signedIn();
+      const { env: faulty, counts } = faultyEnv({ RATE_LIMITER: rotation({ kind: "nth", n: 1, applied }) });
+      const res = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+      expect(counts.RATE_LIMITER.failed).toBe(1);
+      expect(res.status).toBe(200);
+      const tokens = (await res.json()) as Tokens;
+      await expectOnlyLive(client, tokens.refresh_token, [refreshToken]);
+      await expectWorking(client, tokens);
+    },
+  );
+
+  it("answers 503 while the Durable Object is out, and the token works once it is back", async () => {
+    const { client, refreshToken } = await signedIn();
+    const { env: faulty } = faultyEnv({ RATE_LIMITER: rotation({ kind: "outage" }) });
+    const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+    expect(first.status).toBe(503);
+    expect(first.headers.get("Retry-After")).toBe("1");
+    expect(await first.json()).toMatchObject({ error: "temporarily_unavailable" });
+    const retry = await refresh(client, refreshToken);
+    expect(retry.status).toBe(200);
+    const tokens = (await retry.json()) as Tokens;
+    await expectOnlyLive(client, tokens.refresh_token, [refreshToken]);
+    await expectWorking(client, tokens);
+  });
+
+  describe("the rotation landing after its deadline", () => {
+    const late = rotation({ kind: "late", n: 1, ms: CALL_DEADLINE_MS + 500 });
+
+    it("retried after it landed: the retry is answered within the grace window", { timeout: 15_000 }, async () => {
+      const { client, refreshToken } = await signedIn();
+      const { env: faulty, counts } = faultyEnv({ RATE_LIMITER: late });
+      const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+      expect(first.status).toBe(503);
+      await first.body?.cancel();
+      await counts.RATE_LIMITER.landed;
+      const retry = await refresh(client, refreshToken);
+      expect(retry.status).toBe(200);
+      const tokens = (await retry.json()) as Tokens;
+      await expectOnlyLive(client, tokens.refresh_token, [refreshToken]);
+      await expectWorking(client, tokens);
+    });
+
+    it(
+      "retried before it landed: the late rotation changes nothing, ends nothing, and reuse is still found",
+      { timeout: 15_000 },
+      async () => {
+        const { client, refreshToken } = await signedIn();
+        const { env: faulty, counts } = faultyEnv({ RATE_LIMITER: late });
+        const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+        expect(first.status).toBe(503);
+        await first.body?.cancel();
+        let landed = false;
+        void counts.RATE_LIMITER.landed!.then(() => (landed = true));
+        const retry = (await (await refresh(client, refreshToken)).json()) as Tokens;
+        expect(landed).toBe(false);
+        await counts.RATE_LIMITER.landed;
+        // The late rotation found the token rotated already: the retry's successor is still the
+        // current token, and the grant is live.
+        await expectOnlyLive(client, retry.refresh_token, [refreshToken]);
+        const next = await refresh(client, retry.refresh_token);
+        expect(next.status).toBe(200);
+        const latest = (await next.json()) as Tokens;
+        // The first token presented again, its successor used since, is reuse: the grant ends.
+        const replayed = await refresh(client, refreshToken);
+        expect(replayed.status).toBe(400);
+        expect(await replayed.json()).toMatchObject({ error: "invalid_grant" });
+        expect(await introspect(client, latest.refresh_token)).toEqual({ active: false });
+      },
+    );
+  });
 });

@@ -2,6 +2,8 @@ import { env } from "cloudflare:workers";
 import demo from "../../data/demo.json";
 import { openDatabase } from "../../src/db/client";
 import { buildImportStatements } from "../../src/db/import";
+import { refreshTokens } from "../../src/db/schema";
+import { newRefreshToken, newRefreshTokenFamily } from "../../src/oauth/refresh-tokens";
 import { type ImportFile, importFileSchema } from "../../src/schemas/import";
 
 export { demo };
@@ -54,4 +56,25 @@ export async function createUser(userId: number, overrides: Record<string, unkno
   };
   await importData({ users: [row] });
   return { ...credentials, row };
+}
+
+/**
+ * A grant of the grant-row form (oauth/refresh-tokens.ts), as a sign-in wrote it before refresh
+ * tokens carried their grant: its row, and its first token and family.
+ */
+export async function rowFormGrant(clientId: string, userId: number) {
+  const now = Math.floor(Date.now() / 1000);
+  const first = await newRefreshToken(env, now);
+  const family = newRefreshTokenFamily();
+  await openDatabase(env.DB).insert(refreshTokens).values({
+    tokenHash: first.tokenHash,
+    secretHash: first.secretHash,
+    clientId,
+    userId,
+    family,
+    created: now,
+    expires: first.expires,
+    scope: "",
+  });
+  return { refreshToken: first.token, family };
 }

@@ -219,7 +219,7 @@ export const userManagementRoutes = new Hono<AppEnv>()
         const db = c.get("db")();
         const [told] = await db.batch([
           callbackRows(c, { userId, changedFields: ["status"] }, now),
-          ...eraseUser(db, userId, now, signOut.endedPersistent),
+          ...eraseUser(db, userId, now, signOut.endedSelfContained),
           auditEntry(
             c,
             authority,

@@ -6,7 +6,7 @@
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { deleteUserPasskeys } from "./passkeys";
-import { isPersistentGrant } from "./refresh-tokens";
+import { isSelfContainedGrant } from "./refresh-tokens";
 import { jsonValues } from "./users";
 import { deleteSecondFactor } from "./second-factor";
 import { USER_STATUS } from "../../schemas/value-sets";
@@ -25,7 +25,7 @@ import {
   users,
 } from "../schema";
 
-export function eraseUser(db: Database, userId: number, now: number, endedPersistent: readonly string[]) {
+export function eraseUser(db: Database, userId: number, now: number, endedSelfContained: readonly string[]) {
   const addresses = db.select({ value: userEmails.value }).from(userEmails).where(eq(userEmails.userId, userId));
   return [
     // Before the addresses go: mails to any of them, the user's or not yet anyone's, go with them.
@@ -52,14 +52,14 @@ export function eraseUser(db: Database, userId: number, now: number, endedPersis
     db.delete(userAddresses).where(eq(userAddresses.userId, userId)),
     db.delete(userAccounts).where(eq(userAccounts.userId, userId)),
     db.delete(deviceFingerprints).where(eq(deviceFingerprints.userId, userId)),
-    // A persistent grant the caller's sign-out did not list (a sign-in racing it) stays for the
+    // A self-contained grant the caller's sign-out did not list (a sign-in racing it) stays for the
     // sign-out job to end at its Durable Object: deleted here, its tokens would never see it end.
     db
       .delete(refreshTokens)
       .where(
         and(
           eq(refreshTokens.userId, userId),
-          or(sql`NOT ${isPersistentGrant}`, inArray(refreshTokens.family, jsonValues(endedPersistent))),
+          or(sql`NOT ${isSelfContainedGrant}`, inArray(refreshTokens.family, jsonValues(endedSelfContained))),
         ),
       ),
     db.delete(sessions).where(eq(sessions.userId, userId)),

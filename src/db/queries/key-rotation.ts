@@ -10,7 +10,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../client";
 import { clients, idempotencyKeys, refreshTokens, sessions, totpFactors } from "../schema";
 import { REFRESH_TOKEN_LIFETIME } from "../../oauth/refresh-tokens";
-import { isPersistentGrant } from "./refresh-tokens";
+import { isSelfContainedGrant } from "./refresh-tokens";
 
 /** Whether a stored value is under another key than the one `tag` (`<key id>.`) names. */
 const notUnder = (column: SQLiteColumn, tag: string): SQL =>
@@ -96,9 +96,9 @@ export function replaceTotpSecret(db: Database, userId: number, was: string, sec
 
 /** What still depends on the previous key, now. */
 export async function previousKeyDependencies(db: Database, tag: string, now: number, since: number, keptFor: number) {
-  const persistentUntil = since + REFRESH_TOKEN_LIFETIME;
+  const selfContainedUntil = since + REFRESH_TOKEN_LIFETIME;
   /** Until when a live token of the row may be under the previous key. */
-  const tokenEnd = sql`CASE WHEN ${isPersistentGrant} THEN min(${refreshTokens.expires}, ${persistentUntil}) ELSE ${refreshTokens.expires} END`;
+  const tokenEnd = sql`CASE WHEN ${isSelfContainedGrant} THEN min(${refreshTokens.expires}, ${selfContainedUntil}) ELSE ${refreshTokens.expires} END`;
   const [sealed, totp, hashed, liveSessions, liveTokens, kept] = await db.batch([
     db.select({ count: count() }).from(clients).where(sealedUnderOtherKeys(tag, now)),
     db.select({ count: count() }).from(totpFactors).where(notUnder(totpFactors.secretSealed, tag)),
@@ -132,13 +132,13 @@ export async function previousKeyDependencies(db: Database, tag: string, now: nu
           or(
             // A grant rotated in place (`rt:<locator>`) keeps its current token's hash beside.
             and(sql`${refreshTokens.tokenHash} LIKE 'rt:%'`, notUnder(refreshTokens.secretHash, tag)),
-            // A persistent grant's tokens carry their MAC, made under the key current at each
+            // A self-contained grant's tokens carry their MAC, made under the key current at each
             // refresh: one started before `since` (the switch margin's end, until which isolates
             // on the previous key alone may still make one) may hold such a token for 30 days more.
-            and(isPersistentGrant, lt(refreshTokens.created, since), sql`${persistentUntil} > ${now}`),
+            and(isSelfContainedGrant, lt(refreshTokens.created, since), sql`${selfContainedUntil} > ${now}`),
             and(
               sql`${refreshTokens.tokenHash} NOT LIKE 'rt:%'`,
-              sql`NOT ${isPersistentGrant}`,
+              sql`NOT ${isSelfContainedGrant}`,
               notUnder(refreshTokens.tokenHash, tag),
             ),
           ),

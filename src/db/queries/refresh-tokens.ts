@@ -267,32 +267,44 @@ export async function findBackchannelClients(db: Database, sid: string) {
   return rows.map(({ uri, ...row }) => ({ ...row, uri: uri! }));
 }
 
-/** The row key of a persistent grant (oauth/persistent-refresh-tokens.ts): `pt:<locator>`. */
-export const PERSISTENT_GRANT_PREFIX = "pt:";
-/** The row is a persistent grant's. */
-export const isPersistentGrant = sql`${refreshTokens.tokenHash} LIKE ${`${PERSISTENT_GRANT_PREFIX}%`}`;
+/**
+ * The row key of a self-contained grant (oauth/self-contained-refresh-tokens.ts): `pt:<locator>`,
+ * from when only persistent tokens carried their grant.
+ */
+export const SELF_CONTAINED_GRANT_PREFIX = "pt:";
+/** The row is a self-contained grant's (its tokens are checked at the client's Durable Object). */
+export const isSelfContainedGrant = sql`${refreshTokens.tokenHash} LIKE ${`${SELF_CONTAINED_GRANT_PREFIX}%`}`;
+
+/** When a self-contained grant's row, found by its tokens' locator, was revoked (null: live), if it is there. */
+export function findSelfContainedGrant(db: Database, locator: string) {
+  return db
+    .select({ revoked: refreshTokens.revoked })
+    .from(refreshTokens)
+    .where(eq(refreshTokens.tokenHash, `${SELF_CONTAINED_GRANT_PREFIX}${locator}`))
+    .get();
+}
 
 /**
- * When the row's grant last issued, or may yet issue, an access token, as of `now`: a rotated
- * token's row at its creation (each refresh makes a new one); a persistent grant's row (written
- * once) up to its revocation or end, since its refreshes write nothing.
+ * When the row's grant last issued, or may yet issue, an access token, as of `now`: a grant-row
+ * token's row at its creation (each refresh rewrites it); a self-contained grant's row (written
+ * once) up to its revocation or end, since its refreshes write nothing in D1.
  */
 export function lastIssue(now: number) {
-  return sql<number>`CASE WHEN ${isPersistentGrant} THEN min(coalesce(${refreshTokens.revoked}, ${now}), ${refreshTokens.expires}) ELSE ${refreshTokens.created} END`;
+  return sql<number>`CASE WHEN ${isSelfContainedGrant} THEN min(coalesce(${refreshTokens.revoked}, ${now}), ${refreshTokens.expires}) ELSE ${refreshTokens.created} END`;
 }
 
 /**
  * The user's grants at the clients in `scope` whose access tokens may still be live, each with
  * when its last one ends (its last issue plus its client's access-token lifetime), whether it
- * still has a live refresh token, and whether it is a persistent grant (its refresh tokens
+ * still has a live refresh token, and whether it is a self-contained grant (its refresh tokens
  * checked at the client's Durable Object alone).
  */
 export function findUserGrants(db: Database, userId: number, scope: ClientScope, now: number) {
   const liveUntil = sql<number>`max(${lastIssue(now)} + ${clients.accessTokenLifetime})`;
   const refreshable = sql<number>`max(${refreshTokens.revoked} IS NULL AND ${refreshTokens.expires} > ${now})`;
-  const persistent = sql<number>`max(${isPersistentGrant})`;
+  const selfContained = sql<number>`max(${isSelfContainedGrant})`;
   return db
-    .select({ grant: refreshTokens.family, clientId: refreshTokens.clientId, liveUntil, refreshable, persistent })
+    .select({ grant: refreshTokens.family, clientId: refreshTokens.clientId, liveUntil, refreshable, selfContained })
     .from(refreshTokens)
     .innerJoin(clients, eq(clients.id, refreshTokens.clientId))
     .where(and(eq(refreshTokens.userId, userId), inClientScope(db, refreshTokens.clientId, scope)))
@@ -301,9 +313,9 @@ export function findUserGrants(db: Database, userId: number, scope: ClientScope,
 }
 
 /**
- * Revokes the user's refresh tokens at the clients in `scope`: every rotated one, and the
- * persistent grants `ended` lists, which the sign-out listed at their Durable Objects. A persistent
- * grant started since the sign-out read the grants (a sign-in racing it) is left as it is, never
+ * Revokes the user's refresh tokens at the clients in `scope`: every grant-row one, and the
+ * self-contained grants `ended` lists, which the sign-out listed at their Durable Objects. A
+ * self-contained grant started since the sign-out read the grants (a sign-in racing it) is left as it is, never
  * ended in D1 alone where its tokens would not see it; the sign-out job's next run ends it when
  * the user was refused (oauth/sign-out.ts).
  */
@@ -322,7 +334,7 @@ export function revokeUserRefreshTokens(
         eq(refreshTokens.userId, userId),
         isNull(refreshTokens.revoked),
         inClientScope(db, refreshTokens.clientId, scope),
-        or(sql`NOT ${isPersistentGrant}`, inArray(refreshTokens.family, jsonValues(ended))),
+        or(sql`NOT ${isSelfContainedGrant}`, inArray(refreshTokens.family, jsonValues(ended))),
       ),
     );
 }

@@ -110,7 +110,7 @@ export const clients = sqliteTable(
     /**
      * Whether each refresh rotates the refresh token (with reuse detection); false, for a
      * confidential client only, gives its new grants persistent refresh tokens, checked without
-     * D1 (oauth/persistent-refresh-tokens.ts).
+     * D1 (oauth/self-contained-refresh-tokens.ts).
      */
     refreshTokenRotation: integer("refresh_token_rotation", { mode: "boolean" }).notNull().default(true),
     tokenEndpointAuthMethod: text("token_endpoint_auth_method").$type<TokenEndpointAuthMethod>(),

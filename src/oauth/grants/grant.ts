@@ -10,8 +10,8 @@ import type { RequestedClaims } from "../../schemas/requested-claims";
 import { releasedClaims, userClaims } from "../openid/claims";
 import type { Scope } from "../openid/scopes";
 import { issueIdToken, type OpenIdSignIn } from "../openid/id-tokens";
-import { newPersistentGrant } from "../persistent-refresh-tokens";
-import { newRefreshToken, newRefreshTokenFamily } from "../refresh-tokens";
+import { newSelfContainedGrant } from "../self-contained-refresh-tokens";
+import { newRefreshTokenFamily } from "../refresh-tokens";
 import { issueAccessToken } from "../tokens";
 
 export type GrantRequest = {
@@ -166,8 +166,9 @@ export async function userTokensWithNewGrant(
 }
 
 /**
- * A new grant's first refresh token, with its row's key, hash and end: rotated on each use, or,
- * for a confidential client that chose so, persistent (oauth/persistent-refresh-tokens.ts).
+ * A new grant's first refresh token, with its row's key, hash and end. It carries its grant
+ * (oauth/self-contained-refresh-tokens.ts): rotated at each use, or, for a confidential client that
+ * chose so, persistent.
  */
 async function firstRefreshToken(
   { c, client, now }: GrantRequest,
@@ -175,9 +176,9 @@ async function firstRefreshToken(
   grant: string,
   userGrant: UserGrant,
 ) {
-  if (client.refreshTokenRotation || client.publicClient) return newRefreshToken(c.env, now);
+  const rotated = client.refreshTokenRotation || client.publicClient;
   const { scope, subject, signIn, claims } = userGrant;
-  const persistent = await newPersistentGrant(
+  const first = await newSelfContainedGrant(
     c.env,
     client.id,
     {
@@ -187,10 +188,11 @@ async function firstRefreshToken(
       subject: scope.split(" ").includes("openid") ? subject : undefined,
       signIn,
       claims,
+      ...(rotated && { generation: 0 }),
     },
     now,
   );
-  return { ...persistent, secretHash: null };
+  return { ...first, secretHash: null };
 }
 
 type UserTokenOptions = {

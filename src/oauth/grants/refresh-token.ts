@@ -1,19 +1,20 @@
 /**
  * grant_type=refresh_token (RFC 6749 §6) with rotation, answering a new ID token (OpenID Connect
- * Core §12.2: the first sign-in's `auth_time` and `sid`, no `nonce`) when the grant has `openid`: each use answers a new refresh token and
- * the presented one stops working; presenting one already rotated revokes its whole family
- * (RFC 9700 §4.14.2), since either its owner or a thief now holds a stolen successor; the access
- * tokens issued under the family stop working too. A persistent grant's token (a confidential
- * client's choice, oauth/persistent-refresh-tokens.ts) is not rotated: `refreshPersistent` below.
+ * Core §12.2: the first sign-in's `auth_time` and `sid`, no `nonce`) when the grant has `openid`:
+ * each use answers a new refresh token and the presented one stops working; presenting one already
+ * rotated revokes its whole family (RFC 9700 §4.14.2), since either its owner or a thief now holds
+ * a stolen successor; the access tokens issued under the family stop working too.
  *
- * A grant's token is rotated in its row (oauth/refresh-tokens.ts) by one D1 statement that checks
- * the token, its client, its expiry and its user as it replaces it, and returns the row: one round
- * trip to the primary. The
- * answer is signed after that write, once the signing keys are known to sign: what can fail then
- * is a platform call (an ID token's claims read), whose 503 says to retry within a second, in the
- * grace window. Tokens of the earlier form (a row
- * each), and a request that narrows the scope (checked before anything is written), read first and
- * rotate after.
+ * A new grant's token carries its grant (oauth/self-contained-refresh-tokens.ts, `refreshSelfContained`
+ * below): a rotated one's generation is advanced at the client's Durable Object, the one call a
+ * refresh makes, and a persistent one (a confidential client's choice) is not rotated. A grant
+ * started before tokens carried their grant is rotated in its row (oauth/refresh-tokens.ts) by one
+ * D1 statement that checks the token, its client, its expiry and its user as it replaces it, and
+ * returns the row: one round trip to the primary. Tokens of the earlier form (a row each), and a
+ * request that narrows the scope (checked before anything is written), read first and rotate after.
+ * Either way the answer is signed after the rotation, once the signing keys are known to sign:
+ * what can fail then is a platform call (an ID token's claims read), whose 503 says to retry
+ * within a second, in the grace window.
  *
  * The grace window (oauth/refresh-tokens.ts): a token rotated moments ago whose successor is still
  * unused is rotated again, its successor revoked, since that is what a client does whose answer
@@ -33,16 +34,20 @@ import {
   type TokenForRotation,
 } from "../../db/queries/refresh-tokens";
 import { refusalOf } from "../../db/queries/users";
+import { rateLimiterFor } from "../../durable-objects/rate-limiter";
 import { invalidGrant, invalidRequest, OAuthError } from "../../errors";
 import { keyRing, underRingKey } from "../../security/data-protection";
-import {
-  persistentRefreshToken,
-  type PersistentTokenParts,
-  persistentTokenParts,
-  refreshedGrant,
-} from "../persistent-refresh-tokens";
 import { inRotationGrace, newRefreshToken, nextRefreshToken, presentedRefreshToken } from "../refresh-tokens";
-import { livePersistentGrant, revokeGrant } from "../revocation";
+import { revokeGrant } from "../revocation";
+import {
+  openedGrant,
+  refreshedGrant,
+  selfContainedRefreshToken,
+  type SelfContainedTokenParts,
+  selfContainedTokenParts,
+  successorExpiry,
+  type TokenGrant,
+} from "../self-contained-refresh-tokens";
 import { assertCanSign } from "../tokens";
 import type { TokenResponse } from "../../schemas/responses/oauth";
 import { type Grant, type GrantRequest, userTokens } from "./grant";
@@ -54,8 +59,8 @@ export const refreshTokenGrant: Grant = async (request) => {
   if (!params.refresh_token) throw invalidRequest("Parameter 'refresh_token' is missing");
   // The answer is signed after the rotation is written: keys that cannot sign are found first.
   await assertCanSign(c.env);
-  const persistent = persistentTokenParts(params.refresh_token);
-  if (persistent) return refreshPersistent(request, persistent);
+  const persistent = selfContainedTokenParts(params.refresh_token);
+  if (persistent) return refreshSelfContained(request, persistent);
   const db = c.get("db")();
   const presented = await presentedRefreshToken(c.env, params.refresh_token);
   const { tokenHashes, locatorKey } = presented;
@@ -139,22 +144,61 @@ async function rotateEarlierForm(request: GrantRequest, found: Found): Promise<T
 }
 
 /**
- * A persistent refresh token (oauth/persistent-refresh-tokens.ts): its MAC, expiry and scope
- * checked here, and its grant's end in the client's Durable Object, the one call a refresh makes;
- * nothing is written, so nothing is lost to a fault (a 503 leaves the token as it was). The answer
- * carries the grant's next token, valid 30 days from now.
+ * A refresh token that carries its grant (oauth/self-contained-refresh-tokens.ts): its MAC, expiry and
+ * scope checked here, then the one call a refresh makes, to the client's Durable Object. A
+ * persistent token's grant is asked whether it has ended, and nothing is written, so nothing is
+ * lost to a fault (a 503 leaves the token as it was). A rotated token's generation is advanced
+ * there (durable-objects/rotations.ts) if it is the current one; the answer then carries the
+ * grant's next token, valid 30 days from now.
  */
-async function refreshPersistent(request: GrantRequest, parts: PersistentTokenParts): Promise<TokenResponse> {
+async function refreshSelfContained(request: GrantRequest, parts: SelfContainedTokenParts): Promise<TokenResponse> {
   const { c, client, now } = request;
-  const grant = await livePersistentGrant(c, client, parts, now);
+  const grant = await openedGrant(c.env, client, parts, now);
   // Another client's token, an altered one, or one under a key no longer read: the same answer.
   if (grant === "invalid") throw invalidGrant("The refresh token is invalid");
   if (grant === "expired") throw invalidGrant("The refresh token has expired");
-  if (grant === "ended") throw invalidGrant("The refresh token has been used or revoked");
   const scope = narrowedScope(request, grant.scope);
   const { userId, subject, signIn, claims, family } = grant;
-  const refreshToken = await persistentRefreshToken(c.env, client.id, refreshedGrant(grant, now));
+  let generation: number | undefined;
+  if (grant.generation === undefined) {
+    if (await rateLimiterFor(c.env, client.id, c.get("timing")).grantEnded(family)) {
+      throw invalidGrant("The refresh token has been used or revoked");
+    }
+  } else {
+    generation = await rotateAtDurableObject(request, grant, grant.generation);
+  }
+  const refreshToken = await selfContainedRefreshToken(c.env, client.id, refreshedGrant(grant, now, generation));
   return userTokens(request, userId, { scope, subject, signIn, claims }, { grant: family, refreshToken });
+}
+
+/**
+ * The generation the rotated token of `generation` is rotated to. Not the current one: within the
+ * grace window the token that made the current one has that successor replaced, as a client does
+ * whose answer was lost (and a thief is found as with the grant-row form, module comment); any
+ * other earlier token is reuse, and the grant ends.
+ */
+async function rotateAtDurableObject(
+  { c, client, now }: GrantRequest,
+  grant: TokenGrant,
+  generation: number,
+): Promise<number> {
+  const limiter = rateLimiterFor(c.env, client.id, c.get("timing"));
+  const keepUntilMs = successorExpiry(grant, now) * 1000;
+  let rotation = await limiter.rotateGrant(grant.family, generation, now, keepUntilMs);
+  while (rotation.outcome === "behind") {
+    // A generation its grant never reached: the MAC says it is ours, so none was ever issued.
+    if (generation > rotation.current) throw invalidGrant("The refresh token is invalid");
+    const again = rotation.madeFrom === generation && inRotationGrace({ rotated: rotation.rotatedAt }, now);
+    if (!again) {
+      const ended = { grant: grant.family, userId: grant.userId, reason: "refresh_reuse", persistent: true } as const;
+      await revokeGrant(c, client, ended, now);
+      throw invalidGrant("The refresh token has been used or revoked");
+    }
+    // Replaced only while that successor is still current: rotated since, it is judged again.
+    rotation = await limiter.rotateGrant(grant.family, generation, now, keepUntilMs, rotation.current);
+  }
+  if (rotation.outcome === "ended") throw invalidGrant("The refresh token has been used or revoked");
+  return rotation.generation;
 }
 
 /**
