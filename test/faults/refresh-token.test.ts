@@ -6,11 +6,14 @@
  * For both forms of rotated token: one that carries its grant, rotated at the client's Durable
  * Object (src/durable-objects/rotations.ts), and one of the grant-row form, rotated in D1.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { and, eq, like } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../../src/db/client";
 import { refreshTokens } from "../../src/db/schema";
+import { rateLimiterFor } from "../../src/durable-objects/rate-limiter";
+import type { Rotations } from "../../src/durable-objects/rotations";
 import { CALL_DEADLINE_MS } from "../../src/platform/calls";
 import { keyRing, protectSecret } from "../../src/security/data-protection";
 import { type Fault, faultyEnv, fetchWith } from "../helpers/faults";
@@ -292,5 +295,46 @@ describe("a refresh of a token that carries its grant", () => {
         expect(await introspect(client, latest.refresh_token)).toEqual({ active: false });
       },
     );
+  });
+});
+
+describe("the group commit of rotations at the client's Durable Object", () => {
+  /** Rotations queued in one turn, as requests arriving together are: each one's outcome. */
+  async function queuedTogether(requests: { grant: string; generation: number; keepUntilMs: unknown }[]) {
+    const limiter = rateLimiterFor(env, (await createClient()).id);
+    return runInDurableObject(limiter, async (instance) => {
+      const { rotations } = instance as unknown as { rotations: Rotations };
+      const now = Math.floor(Date.now() / 1000);
+      const outcomes = requests.map(({ grant, generation, keepUntilMs }) =>
+        rotations.rotate({ grant, generation, now, keepUntilMs: keepUntilMs as number, replacing: undefined }),
+      );
+      const settled = await Promise.allSettled(outcomes);
+      return { settled, current: requests.map(({ grant }) => rotations.current(grant)) };
+    });
+  }
+  const later = Date.now() + 60_000;
+
+  it("decides them in order: the second rotation of one token finds the first's successor", async () => {
+    const { settled, current } = await queuedTogether([
+      { grant: "a", generation: 0, keepUntilMs: later },
+      { grant: "a", generation: 0, keepUntilMs: later },
+      { grant: "b", generation: 0, keepUntilMs: later },
+    ]);
+    expect(settled.map((outcome) => (outcome.status === "fulfilled" ? outcome.value : outcome.reason))).toEqual([
+      { outcome: "rotated", generation: 1 },
+      { outcome: "behind", current: 1, madeFrom: 0, rotatedAt: expect.any(Number) },
+      { outcome: "rotated", generation: 1 },
+    ]);
+    expect(current).toEqual([1, 1, 1]);
+  });
+
+  it("answers every rotation queued with one that fails with its error, and writes none of them", async () => {
+    const { settled, current } = await queuedTogether([
+      { grant: "a", generation: 0, keepUntilMs: later },
+      // A value SQLite cannot bind: the transaction fails after the first rotation's write.
+      { grant: "b", generation: 0, keepUntilMs: Symbol("not a number") },
+    ]);
+    expect(settled.map(({ status }) => status)).toEqual(["rejected", "rejected"]);
+    expect(current).toEqual([0, 0]);
   });
 });
