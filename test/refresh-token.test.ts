@@ -1,11 +1,14 @@
 import { createExecutionContext, createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { base64url } from "jose";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../src/db/client";
 import { refreshTokens } from "../src/db/schema";
-import { selfContainedRefreshToken } from "../src/oauth/self-contained-refresh-tokens";
+import {
+  openSelfContainedToken,
+  selfContainedRefreshToken,
+  selfContainedTokenParts,
+} from "../src/oauth/self-contained-refresh-tokens";
 import { newRefreshTokenFamily, ROTATION_GRACE_SECONDS } from "../src/oauth/refresh-tokens";
 import { keyRing, protectSecret } from "../src/security/data-protection";
 import worker from "../src/index";
@@ -57,6 +60,13 @@ let nextUser = 9_600 + Math.floor(Math.random() * 50) * 10;
 async function signedIn(client: Awaited<ReturnType<typeof newClient>>) {
   const user = await createUser(nextUser++, { clients: [client.id] });
   return { user, tokens: await userTokenResponse(user, client) };
+}
+
+/** A grant of the grant-row form (issued before tokens carried their grant): its user, family and first token. */
+async function rowGranted(client: Awaited<ReturnType<typeof newClient>>) {
+  const user = await createUser(nextUser++, { clients: [client.id] });
+  const { refreshToken, family } = await rowFormGrant(client.id, Number(user.row.userId));
+  return { user, family, tokens: { refresh_token: refreshToken } };
 }
 
 afterEach(() => {
@@ -236,10 +246,8 @@ describe("grant_type=refresh_token: the grace window", () => {
 });
 
 describe("grant_type=refresh_token: a rotated token that carries its grant", () => {
-  /** A token's generation (its second part) and payload (its third). */
+  /** A token's generation: its second part. */
   const generationOf = (token: string) => Number(token.split(".")[1]);
-  const payloadOf = (token: string) =>
-    JSON.parse(new TextDecoder().decode(base64url.decode(token.split(".")[2]!))) as Record<string, unknown>;
 
   it("carries a generation that each refresh advances: one Durable Object call, no D1 row read or written", async () => {
     const client = await newClient();
@@ -270,51 +278,15 @@ describe("grant_type=refresh_token: a rotated token that carries its grant", () 
     expect(JSON.stringify(before)).not.toContain(current);
   });
 
-  it("finds an earlier token as reuse however many rotations a thief has made since", async () => {
-    const client = await newClient();
-    const { tokens } = await signedIn(client);
-    const stolen = tokens.refresh_token as string;
-    let thief = stolen;
-    let last: Tokens | undefined;
-    for (let i = 0; i < 25; i++) {
-      last = await refreshed(client, thief);
-      thief = last.refresh_token;
-    }
-    // Within the window too: the stolen token is not the one that made the current token.
-    await expectInvalidGrant(await refresh(client, stolen));
-    await expectRevoked(last!.access_token);
-    await expectInvalidGrant(await refresh(client, thief));
-  });
-
-  it("answers every retry within the window while the current token is unused, however many", async () => {
-    const client = await newClient();
-    const { tokens } = await signedIn(client);
-    const first = tokens.refresh_token as string;
-    const answers: Tokens[] = [];
-    for (let i = 0; i < 12; i++) answers.push(await refreshed(client, first));
-    expect(await introspect(client, answers.at(-1)!.refresh_token)).toMatchObject({ active: true });
-    await expectInvalidGrant(await refresh(client, answers[0]!.refresh_token));
-    await expectRevoked(answers.at(-1)!.access_token);
-  });
-
   it("refuses a generation its grant never reached, and an altered one, without ending the grant", async () => {
     const client = await newClient();
     const { tokens } = await signedIn(client);
     const token = tokens.refresh_token as string;
-    const [locator, , , ...mac] = token.split(".");
-    const p = payloadOf(token);
-    const ahead = await selfContainedRefreshToken(env, client.id, {
-      locator: locator!,
-      family: p.f as string,
-      userId: p.u as number,
-      scope: p.s as string,
-      issued: p.i as number,
-      expires: p.e as number,
-      endsBy: p.x as number,
-      generation: 5,
-    });
+    const parts = token.split(".");
+    const grant = await openSelfContainedToken(env, client.id, selfContainedTokenParts(token)!);
+    const ahead = await selfContainedRefreshToken(env, client.id, { ...grant!, generation: 5 });
     expect(generationOf(ahead)).toBe(5);
-    const altered = [locator, "5", token.split(".")[2], ...mac].join(".");
+    const altered = [parts[0], "5", ...parts.slice(2)].join(".");
     for (const forged of [ahead, altered]) {
       const res = await refresh(client, forged);
       expect(res.status).toBe(400);
@@ -393,14 +365,41 @@ describe("grant_type=refresh_token: a rotated token that carries its grant", () 
   });
 });
 
-describe("grant_type=refresh_token: a grant rotated in its row (tokens issued before they carried their grant)", () => {
-  /** A grant of that form: its user, family and first token. */
-  async function rowGranted(client: Awaited<ReturnType<typeof newClient>>) {
-    const user = await createUser(nextUser++, { clients: [client.id] });
-    const { refreshToken, family } = await rowFormGrant(client.id, Number(user.row.userId));
-    return { user, family, tokens: { refresh_token: refreshToken } };
-  }
+describe.each([
+  ["a self-contained token", signedIn],
+  ["a grant-row token", rowGranted],
+])("grant_type=refresh_token, %s: reuse and retries", (_, granted) => {
+  it("finds an earlier token as reuse however many rotations a thief has made since", async () => {
+    const client = await newClient();
+    const { tokens } = await granted(client);
+    const stolen = tokens.refresh_token as string;
+    let thief = stolen;
+    let last: Tokens | undefined;
+    for (let i = 0; i < 25; i++) {
+      last = await refreshed(client, thief);
+      thief = last.refresh_token;
+    }
+    // The owner comes back with the token the thief took: not the one that made the current
+    // token, so reuse even within the window.
+    await expectInvalidGrant(await refresh(client, stolen));
+    await expectRevoked(last!.access_token);
+    await expectInvalidGrant(await refresh(client, thief));
+  });
 
+  it("answers every retry within the window while the current token is unused, however many", async () => {
+    const client = await newClient();
+    const { tokens } = await granted(client);
+    const first = tokens.refresh_token as string;
+    const answers: Tokens[] = [];
+    for (let i = 0; i < 12; i++) answers.push(await refreshed(client, first));
+    // Only the last answer's token is live; an earlier one presented is reuse.
+    expect(await introspect(client, answers.at(-1)!.refresh_token)).toMatchObject({ active: true });
+    await expectInvalidGrant(await refresh(client, answers[0]!.refresh_token));
+    await expectRevoked(answers.at(-1)!.access_token);
+  });
+});
+
+describe("grant_type=refresh_token: a grant rotated in its row (tokens issued before they carried their grant)", () => {
   /** The client's one grant row (each test's client has one). */
   async function grantRow(client: { id: string }) {
     const rows = await openDatabase(env.DB)
@@ -421,23 +420,6 @@ describe("grant_type=refresh_token: a grant rotated in its row (tokens issued be
     expect(row.tokenHash).toBe(`rt:${current.slice(0, current.indexOf("."))}`);
     expect(row.secretHash).toBe(await protectSecret(keyRing(env), current));
     expect(JSON.stringify(row)).not.toContain(current);
-  });
-
-  it("finds an earlier token as reuse however many rotations a thief has made since", async () => {
-    const client = await newClient();
-    const { tokens } = await rowGranted(client);
-    const stolen = tokens.refresh_token as string;
-    let thief = stolen;
-    let last: Tokens | undefined;
-    for (let i = 0; i < 25; i++) {
-      last = await refreshed(client, thief);
-      thief = last.refresh_token;
-    }
-    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ROTATION_GRACE_SECONDS * 1000 });
-    // The owner comes back with the token the thief took.
-    await expectInvalidGrant(await refresh(client, stolen));
-    await expectRevoked(last!.access_token);
-    await expectInvalidGrant(await refresh(client, thief));
   });
 
   it("revokes nothing for a token that names no grant's locator: no one who saw an access token ends its grant", async () => {
@@ -468,18 +450,6 @@ describe("grant_type=refresh_token: a grant rotated in its row (tokens issued be
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + ROTATION_GRACE_SECONDS * 1000 });
     await expectInvalidGrant(await refresh(other, first));
     expect((await refresh(client, second.refresh_token)).status).toBe(200);
-  });
-
-  it("answers every retry within the window while the current token is unused, however many", async () => {
-    const client = await newClient();
-    const { tokens } = await rowGranted(client);
-    const first = tokens.refresh_token as string;
-    const answers: Tokens[] = [];
-    for (let i = 0; i < 12; i++) answers.push(await refreshed(client, first));
-    // Only the last answer's token is live; an earlier one presented is reuse.
-    expect(await introspect(client, answers.at(-1)!.refresh_token)).toMatchObject({ active: true });
-    await expectInvalidGrant(await refresh(client, answers[0]!.refresh_token));
-    await expectRevoked(answers.at(-1)!.access_token);
   });
 
   it("refuses a scope wider than the grant's before anything is written", async () => {
