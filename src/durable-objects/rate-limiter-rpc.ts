@@ -115,10 +115,10 @@ export type SignInOrigin = { network: string; caller: "browser" | "client server
  */
 export type TokenIdentity = { jti: string | null; grant: string | null };
 
-/** A revocation: of one access token (`jti`) or of every access token of a grant, kept until `expiresAt` (ms). */
 /**
- * A revoked access token, or every access token of a grant; `persistent` when the grant's refresh
- * tokens are persistent ones (or may be), which are checked against the grant's end here.
+ * A revocation, kept until `expiresAt` (ms): of one access token (`jti`), or of every access token
+ * of a grant; `persistent` when the grant's refresh tokens are self-contained ones (or may be),
+ * which are checked against the grant's end here (the name is from when only persistent ones were).
  */
 export type Revocation =
   { jti: string; expiresAt: number } | { grant: string; expiresAt: number; persistent?: boolean };

@@ -225,7 +225,10 @@ export class RateLimiter extends DurableObject<Bindings> implements RateLimiterR
     return this.revocations.isRevoked(token);
   }
 
-  /** Whether a grant has ended, asked by each refresh of a persistent refresh token (revocations.ts). */
+  /**
+   * Whether a grant has ended, asked by each refresh and introspection of a persistent refresh
+   * token (revocations.ts).
+   */
   async grantEnded(grant: string): Promise<boolean> {
     return this.revocations.isGrantEnded(grant);
   }

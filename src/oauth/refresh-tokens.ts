@@ -1,15 +1,16 @@
 /**
  * Grant-row refresh tokens, issued before new grants' tokens became self-contained
  * (self-contained-refresh-tokens.ts), and rotated as before while their grants are refreshed; the
- * grace window and the lifetime below serve both forms. `<locator>.<secret>`, a random id of the grant that nothing but its refresh
- * tokens ever carries (not its access tokens' `grant`, the family), and 256 random bits, base64url;
- * stored only as a keyed hash (never the token), valid for 30 days, bound to a client and a user,
- * rotated on every use. A grant is one row, found by its locator (`token_hash` `rt:<locator>`),
- * whose current token's hash is replaced in place: a refresh is one D1 round trip and writes the
- * row and one index entry. As only the grant's own refresh tokens name the locator, a token that
- * names it but is not the current one (nor, within the grace window, the one that made it) was
- * one of them, whatever number of rotations since: reuse (docs/oauth.md, "Refresh tokens").
- * Tokens issued before (a secret alone) were a row each; their rotation starts a grant row.
+ * grace window and the lifetime below serve both forms. `<locator>.<secret>`, a random id of the
+ * grant that nothing but its refresh tokens ever carries (not its access tokens' `grant`, the
+ * family), and 256 random bits, base64url; stored only as a keyed hash (never the token), valid for
+ * 30 days, bound to a client and a user, rotated on every use. A grant is one row, found by its
+ * locator (`token_hash` `rt:<locator>`), whose current token's hash is replaced in place: a refresh
+ * is one D1 round trip and writes the row and one index entry. As only the grant's own refresh
+ * tokens name the locator, a token that names it but is not the current one (nor, within the grace
+ * window, the one that made it) was one of them, whatever number of rotations since: reuse
+ * (docs/oauth.md, "Refresh tokens"). Tokens issued before (a secret alone) were a row each; their
+ * rotation starts a grant row.
  */
 import type { Bindings } from "../env";
 import type { Presented, RefreshTokenRecord } from "../db/queries/refresh-tokens";

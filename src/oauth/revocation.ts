@@ -17,14 +17,14 @@ import type { AccessTokenClaims, AppEnv } from "../env";
 import { auditEntry, byClient, type SignInClient } from "../events/audit";
 import { OAuthError } from "../errors";
 import type { IntrospectionResponse } from "../schemas/responses/oauth";
+import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
+import { presentedRefreshToken } from "./refresh-tokens";
 import {
   openedGrant,
   openSelfContainedToken,
   type SelfContainedTokenParts,
   selfContainedTokenParts,
 } from "./self-contained-refresh-tokens";
-import { presentedRefreshToken } from "./refresh-tokens";
-import { MAX_ACCESS_TOKEN_LIFETIME } from "./lifetimes";
 import { verifyAccessToken } from "./tokens";
 
 /**
@@ -76,9 +76,9 @@ export async function revokeToken(c: Context<AppEnv>, client: SignInClient, toke
     await auditEntry(c, byClient(client), entry, now).run();
     return;
   }
-  const persistent = selfContainedTokenParts(token);
-  if (persistent) {
-    const grant = await openSelfContainedToken(c.env, client.id, persistent);
+  const selfContained = selfContainedTokenParts(token);
+  if (selfContained) {
+    const grant = await openSelfContainedToken(c.env, client.id, selfContained);
     if (!grant) return;
     // Its grant's row, read first: one revoked already (a client's retry whose answer was lost)
     // is left as it is, with no second audit entry.
@@ -127,8 +127,8 @@ export async function introspectToken(
       token_use: claims.kind,
     };
   }
-  const persistent = selfContainedTokenParts(token);
-  if (persistent) return introspectSelfContained(c, clientId, persistent, now);
+  const selfContained = selfContainedTokenParts(token);
+  if (selfContained) return introspectSelfContained(c, clientId, selfContained, now);
   const refresh = await findRefreshToken(c.get("db")(), await presentedRefreshToken(c.env, token));
   const live = refresh?.current && refresh.revoked === null && refresh.expires > now;
   if (!refresh || !live || refresh.clientId !== clientId) return inactive;

@@ -1,14 +1,15 @@
 /**
- * Self-contained refresh tokens: they carry their grant, checked without D1: `<locator>.<payload>.<MAC>`, or
- * `<locator>.<generation>.<payload>.<MAC>` for a rotated one. The payload (base64url JSON) says
- * whose grant it is, its scope, what its ID tokens need and until when the token is valid; the MAC
- * is the keyed hash (data-protection key, as stored secrets are) of the client's id, the locator,
- * the generation if any and the payload, so it is good for that client alone and cannot be
- * altered. Each refresh answers a new token valid 30 days from then, never past the grant's end, a
- * year after the sign-in. The grant's D1 row (`token_hash` `pt:<locator>`) is written once, at the
- * sign-in, for signing the user out everywhere, listing, revocation by locator and the retention
- * job. A grant ends in its client's Durable Object (revocations.ts keeps every ended grant as long
- * as any of its tokens can live), which a refresh asks: ending one is immediate.
+ * Self-contained refresh tokens: they carry their grant, checked without D1:
+ * `<locator>.<payload>.<MAC>`, or `<locator>.<generation>.<payload>.<MAC>` for a rotated one. The
+ * payload (base64url JSON) says whose grant it is, its scope, what its ID tokens need and until
+ * when the token is valid; the MAC is the keyed hash (data-protection key, as stored secrets are)
+ * of the client's id, the locator, the generation if any and the payload, so it is good for that
+ * client alone and cannot be altered. Each refresh answers a new token valid 30 days from then,
+ * never past the grant's end, a year after the sign-in. The grant's D1 row (`token_hash`
+ * `pt:<locator>`) is written once, at the sign-in, for signing the user out everywhere, listing,
+ * revocation by locator and the retention job. A grant ends in its client's Durable Object
+ * (revocations.ts keeps every ended grant as long as any of its tokens can live), which a refresh
+ * asks: ending one is immediate.
  *
  * - **Persistent** (docs/oauth.md "Persistent refresh tokens"), for a confidential client that
  *   chose them (`refreshTokenRotation: false`): not rotated; the one presented stays valid until
@@ -18,9 +19,9 @@
  *   finds an earlier one as reuse and ends the grant. Tokens of the grant-row form
  *   (oauth/refresh-tokens.ts) issued before are rotated in D1 as they were.
  *
- * Persistent tokens came first, so some names elsewhere keep the word for the whole form: the
- * `pt:` row key, and the `persistent` flag of a revocation in the RateLimiter's RPC, which the
- * isolates of two versions share during a deploy.
+ * Persistent tokens came first, so some names elsewhere keep the word for the whole form: the `pt:`
+ * row key, and the `persistent` flag of a revocation in the RateLimiter's RPC, which the isolates
+ * of two versions share during a deploy.
  */
 import { base64url } from "jose";
 import * as z from "zod/mini";

@@ -47,11 +47,11 @@ export function signOutSite(c: Context<AppEnv>): SignOutSite {
 }
 
 /**
- * `sessions: false` leaves the browser sessions alone (a withdrawn consent ends the client's grants,
- * not the user's single sign-on). What a sign-in racing the sign-out starts (after the grants were
- * read) is not ended: its grant-row refresh token by the writes, its self-contained one never in
- * D1 alone, where its tokens would not see it. For a user refused, the sign-out job's next run, which
- * the status change listed, ends it too.
+ * `sessions: false` leaves the browser sessions alone (a withdrawn consent ends the client's
+ * grants, not the user's single sign-on). What a sign-in racing the sign-out starts (after the
+ * grants were read) is not ended: its grant-row refresh token by the writes, its self-contained one
+ * never in D1 alone, where its tokens would not see it. For a user refused, the sign-out job's next
+ * run, which the status change listed, ends it too.
  */
 export async function signOutUser(
   site: SignOutSite,

@@ -104,8 +104,9 @@ function reliableStub<Stub extends object>(stub: Stub): Stub {
       // `then` stays as it is (a stub is no thenable), and so do symbol-keyed members (dispose).
       if (typeof member !== "function" || typeof name !== "string" || name === "then") return member;
       // Every RateLimiter method is safe to repeat: a one-time value or a password attempt carries
-      // its caller's attempt id, so a repeat lands as once; a request or a mailed link counted twice
-      // errs towards refusing; a rotation repeated finds its own and is answered in the grace window.
+      // its caller's attempt id, so a repeat lands as once; a request or a mailed link counted
+      // twice errs towards refusing; a rotation repeated finds its own and is answered in the grace
+      // window.
       return (...args: unknown[]) =>
         platformCall("Durable Object", name, true, () => Reflect.apply(member, target, args) as Promise<unknown>);
     },

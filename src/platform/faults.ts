@@ -28,6 +28,11 @@ export type FaultKind = "transient" | "unrepeatable" | "overloaded" | "timeout";
 const TRANSIENT_MESSAGES =
   /network connection lost|object to be reset|reset because its code was updated|exceeded its memory limit|internal error|transient issue|storage operation exceeded timeout|durable object reset/i;
 const OVERLOADED_MESSAGES = /overloaded|too many requests/i;
+/**
+ * An object of the earlier version, during a deploy, asked for a method this version added: the
+ * sign-in Worker is deployed before the edge Worker, whose code the objects run.
+ */
+const METHOD_NOT_YET_DEPLOYED = /^The RPC receiver does not implement/;
 /** The HTTP status a KV error names (`KV PUT failed: 413 Payload Too Large`). */
 const HTTP_STATUS = /\b([45]\d\d)\b/;
 /** A queue names only the status text (`Queue send failed: Too Many Requests`): a malformed send's. */
@@ -52,6 +57,7 @@ export function faultKind(binding: BindingName, error: unknown): FaultKind | nul
   if (retryable === true) return "transient";
   if (binding === "KV" || binding === "Queue") return storageServiceFault(error);
   if (OVERLOADED_MESSAGES.test(error.message)) return "overloaded";
+  if (binding === "Durable Object" && METHOD_NOT_YET_DEPLOYED.test(error.message)) return "unrepeatable";
   // The runtime's own error on the way to or from an object (not `remote`: not thrown by its code).
   if (binding === "Durable Object" && remote !== true && !isCallerError(error)) {
     return retryable === false ? "unrepeatable" : "transient";

@@ -251,6 +251,20 @@ describe("a refresh of a token that carries its grant", () => {
     await expectWorking(client, tokens);
   });
 
+  it("answers 503 while the client's Durable Object runs the earlier version (a deploy), and the token works after", async () => {
+    const { client, refreshToken } = await signedIn();
+    // What the runtime throws for a method the object's version does not have yet.
+    const earlier = () =>
+      Object.assign(new TypeError('The RPC receiver does not implement "rotateGrant".'), { remote: true });
+    const { env: faulty } = faultyEnv({ RATE_LIMITER: rotation({ kind: "outage", error: earlier }) });
+    const first = await fetchWith(faulty, "/oauth/token", refreshRequest(client, refreshToken));
+    expect(first.status).toBe(503);
+    expect(first.headers.get("Retry-After")).toBe("1");
+    await first.body?.cancel();
+    const retry = await refresh(client, refreshToken);
+    expect(retry.status).toBe(200);
+  });
+
   describe("the rotation landing after its deadline", () => {
     const late = rotation({ kind: "late", n: 1, ms: CALL_DEADLINE_MS + 500 });
 

@@ -315,9 +315,9 @@ export function findUserGrants(db: Database, userId: number, scope: ClientScope,
 /**
  * Revokes the user's refresh tokens at the clients in `scope`: every grant-row one, and the
  * self-contained grants `ended` lists, which the sign-out listed at their Durable Objects. A
- * self-contained grant started since the sign-out read the grants (a sign-in racing it) is left as it is, never
- * ended in D1 alone where its tokens would not see it; the sign-out job's next run ends it when
- * the user was refused (oauth/sign-out.ts).
+ * self-contained grant started since the sign-out read the grants (a sign-in racing it) is left as
+ * it is, never ended in D1 alone where its tokens would not see it; the sign-out job's next run
+ * ends it when the user was refused (oauth/sign-out.ts).
  */
 export function revokeUserRefreshTokens(
   db: Database,

@@ -63,7 +63,8 @@ export const authorizationCodeGrant: Grant = async (request) => {
       throw invalidGrant("The code_verifier does not match the code's challenge");
     case "replayed":
       if (spent.grant) {
-        // Which kind of refresh token the code's grant has is not known here: ended as if persistent.
+        // Which kind of refresh token the code's grant has is not known here: ended as if
+        // self-contained.
         await revokeGrant(c, client, { grant: spent.grant, reason: "code_reuse", persistent: true }, now);
       }
       throw invalidGrant("The code has already been used");

@@ -10,8 +10,8 @@ import type { RequestedClaims } from "../../schemas/requested-claims";
 import { releasedClaims, userClaims } from "../openid/claims";
 import type { Scope } from "../openid/scopes";
 import { issueIdToken, type OpenIdSignIn } from "../openid/id-tokens";
-import { newSelfContainedGrant } from "../self-contained-refresh-tokens";
 import { newRefreshTokenFamily } from "../refresh-tokens";
+import { newSelfContainedGrant } from "../self-contained-refresh-tokens";
 import { issueAccessToken } from "../tokens";
 
 export type GrantRequest = {

@@ -5,20 +5,20 @@
  * rotated revokes its whole family (RFC 9700 §4.14.2), since either its owner or a thief now holds
  * a stolen successor; the access tokens issued under the family stop working too.
  *
- * A new grant's token carries its grant (oauth/self-contained-refresh-tokens.ts, `refreshSelfContained`
- * below): a rotated one's generation is advanced at the client's Durable Object, the one call a
- * refresh makes, and a persistent one (a confidential client's choice) is not rotated. A grant
- * started before tokens carried their grant is rotated in its row (oauth/refresh-tokens.ts) by one
- * D1 statement that checks the token, its client, its expiry and its user as it replaces it, and
- * returns the row: one round trip to the primary. Tokens of the earlier form (a row each), and a
- * request that narrows the scope (checked before anything is written), read first and rotate after.
- * Either way the answer is signed after the rotation, once the signing keys are known to sign:
- * what can fail then is a platform call (an ID token's claims read), whose 503 says to retry
- * within a second, in the grace window.
+ * A new grant's token carries its grant (oauth/self-contained-refresh-tokens.ts,
+ * `refreshSelfContained` below): a rotated one's generation is advanced at the client's Durable
+ * Object, the one call a refresh makes, and a persistent one (a confidential client's choice) is
+ * not rotated. A grant started before tokens carried their grant is rotated in its row
+ * (oauth/refresh-tokens.ts) by one D1 statement that checks the token, its client, its expiry and
+ * its user as it replaces it, and returns the row: one round trip to the primary. Tokens of the
+ * earlier form (a row each), and a request that narrows the scope (checked before anything is
+ * written), read first and rotate after. Either way the answer is signed after the rotation, once
+ * the signing keys are known to sign: what can fail then is a platform call (an ID token's claims
+ * read), whose 503 says to retry within a second, in the grace window.
  *
  * The grace window (oauth/refresh-tokens.ts): a token rotated moments ago whose successor is still
- * unused is rotated again, its successor revoked, since that is what a client does whose answer
- * was lost. The last of two such redemptions wins, and the other's successor, revoked without use,
+ * unused is rotated again, its successor revoked, since that is what a client does whose answer was
+ * lost. The last of two such redemptions wins, and the other's successor, revoked without use,
  * revokes the family when it is presented. So theft is still found: a thief who redeems a stolen
  * token within the window kills its owner's successor, and the owner's next refresh revokes the
  * family, the thief's tokens with it.
@@ -59,8 +59,8 @@ export const refreshTokenGrant: Grant = async (request) => {
   if (!params.refresh_token) throw invalidRequest("Parameter 'refresh_token' is missing");
   // The answer is signed after the rotation is written: keys that cannot sign are found first.
   await assertCanSign(c.env);
-  const persistent = selfContainedTokenParts(params.refresh_token);
-  if (persistent) return refreshSelfContained(request, persistent);
+  const selfContained = selfContainedTokenParts(params.refresh_token);
+  if (selfContained) return refreshSelfContained(request, selfContained);
   const db = c.get("db")();
   const presented = await presentedRefreshToken(c.env, params.refresh_token);
   const { tokenHashes, locatorKey } = presented;
@@ -144,8 +144,8 @@ async function rotateEarlierForm(request: GrantRequest, found: Found): Promise<T
 }
 
 /**
- * A refresh token that carries its grant (oauth/self-contained-refresh-tokens.ts): its MAC, expiry and
- * scope checked here, then the one call a refresh makes, to the client's Durable Object. A
+ * A refresh token that carries its grant (oauth/self-contained-refresh-tokens.ts): its MAC, expiry
+ * and scope checked here, then the one call a refresh makes, to the client's Durable Object. A
  * persistent token's grant is asked whether it has ended, and nothing is written, so nothing is
  * lost to a fault (a 503 leaves the token as it was). A rotated token's generation is advanced
  * there (durable-objects/rotations.ts) if it is the current one; the answer then carries the
