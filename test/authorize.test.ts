@@ -393,6 +393,16 @@ describe("GET /oauth/authorize: PKCE and public clients", () => {
     const { refresh_token } = (await tokens.json()) as { refresh_token: string };
     const refreshed = await postForm("/oauth/token", { grant_type: "refresh_token", client_id: app.id, refresh_token });
     expect(refreshed.status).toBe(200);
+    // Rotated as any client's: once its successor is used, the first token presented again is reuse.
+    const next = ((await refreshed.json()) as { refresh_token: string }).refresh_token;
+    const refresh = (token: string) =>
+      postForm("/oauth/token", { grant_type: "refresh_token", client_id: app.id, refresh_token: token });
+    const after = await refresh(next);
+    expect(after.status).toBe(200);
+    await after.body?.cancel();
+    const replayed = await refresh(refresh_token);
+    expect(replayed.status).toBe(400);
+    expect(await replayed.json()).toMatchObject({ error: "invalid_grant" });
   });
 
   it("never lets a confidential client, or a public one for other grants, go without its secret", async () => {
