@@ -38,7 +38,7 @@ import {
 import { findLiveUserSessions, revokeUserSessions } from "../src/db/queries/sessions";
 import { findPendingSignOuts, settlePendingSignOut } from "../src/db/queries/status-sign-outs";
 import { disconnectUser } from "../src/db/queries/users";
-import { type Carried, type UserSearch, userSearchStatement } from "../src/db/queries/user-search";
+import { type UserSearch, userSearchStatement, userVersionsStatement } from "../src/db/queries/user-search";
 
 const db = openDatabase(env.DB);
 
@@ -118,8 +118,11 @@ describe("digital content pages", () => {
   });
 });
 
-/** A page of users as `GET /api/2/users` reads it: with its users' rows, or (a scan) with the properties it checks. */
-const users = (search: Partial<UserSearch>) => {
+/**
+ * A page of users as `GET /api/2/users` reads it: with its users' rows, or their versions packed
+ * into one row, or (a scan) with the properties it checks.
+ */
+const users = (search: Partial<UserSearch>, carried: "row" | "version" = "row") => {
   const full: UserSearch = {
     scope: { clientId: "c" },
     statuses: [0, 1],
@@ -130,11 +133,11 @@ const users = (search: Partial<UserSearch>) => {
     ...page,
     ...search,
   };
-  const carried: Carried = full.properties.length > 0 ? "properties" : { versions: new Map([[1, 1]]) };
-  return userSearchStatement(db, full, full, carried);
+  if (full.properties.length > 0) return userSearchStatement(db, full, full, "properties");
+  return carried === "version" ? userVersionsStatement(db, full) : userSearchStatement(db, full, full, "row");
 };
 
-describe("user pages", () => {
+describe.each(["row", "version"] as const)("user pages, carrying each user's %s", (carried) => {
   it.each<[string, Partial<UserSearch>, RegExp]>([
     [
       "the default order",
@@ -162,7 +165,7 @@ describe("user pages", () => {
       /USING (COVERING )?INDEX user_clients_merchant_status_published_idx/,
     ],
   ])("%s walk one index range per status, in order", async (_, search, index) => {
-    const detail = await plan(users(search));
+    const detail = await plan(users(search, carried));
     expect(detail).toMatch(index);
     expect(detail).not.toMatch(/\bSCAN (users|user_clients)\b(?! USING)/);
     // Only the page's own users' rows are read, each by its key.
@@ -197,7 +200,7 @@ describe("user pages", () => {
       /SEARCH users USING INDEX users_display_name_key_idx/,
     ],
   ])("a search by %s starts from its index", async (_, search, index) => {
-    const detail = await plan(users(search));
+    const detail = await plan(users(search, carried));
     expect(detail).toMatch(index);
     expect(detail).toMatch(/user_clients USING (COVERING INDEX|PRIMARY KEY|INDEX)/);
     expect(detail).not.toMatch(/\bSCAN (users|user_clients)\b/);

@@ -386,4 +386,42 @@ describe("GET /api/2/users with a bookmark: the isolate's copies, checked by the
       `added${base + b}@example.org`,
     );
   });
+
+  it.each<[string, string, number[]]>([
+    ["narrowed, newest first", "?familyName=Packed&sort=-published", [17, 18, 16, 15]],
+    [
+      "narrowed by ids, by id descending",
+      `?userId=${[15, 16, 17, 18].map((n) => base + n)}&sort=-userId`,
+      [18, 17, 16, 15],
+    ],
+    ["walked in the client's order, oldest first", "?sort=published&limit=100", [15, 16, 18, 17]],
+    ["walked in the merchant's order, newest first", "?filters=merchant&sort=-published&limit=100", [17, 18, 16, 15]],
+  ])("%s: read again with its users' versions alone, keeps the page's order", async (_, q, order) => {
+    // 16 and 18 share a time: the user id decides between them, in the sort's direction.
+    const at = (day: number) => `2019-01-0${day} 12:00:00`;
+    await importData({
+      users: [
+        user(15, { name: { familyName: "Packed" }, published: at(1) }),
+        user(16, { name: { familyName: "Packed" }, published: at(2) }),
+        user(17, { name: { familyName: "Packed" }, published: at(3) }),
+        user(18, { name: { familyName: "Packed" }, published: at(2) }),
+      ],
+    });
+    const { res } = await list(q);
+    const bookmark = { "x-d1-bookmark": res.headers.get("x-d1-bookmark")! };
+    const packed = (ns: number[]) => ns.filter((n) => n >= 15 && n <= 18);
+    const page = async () => {
+      const { res, body } = await list(q, token, bookmark);
+      expect(res.status).toBe(200);
+      return found(body);
+    };
+    const first = await page();
+    expect(packed(first)).toEqual(order);
+    // Every copy reused, then one user read by its key beside the others: the same page.
+    expect(await page()).toEqual(first);
+    await env.DB.prepare("UPDATE users SET display_name = 'Changed' WHERE id = ?")
+      .bind(base + 16)
+      .run();
+    expect(await page()).toEqual(first);
+  });
 });

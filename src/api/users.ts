@@ -11,6 +11,7 @@ import type { Database } from "../db/client";
 import {
   findUserRows,
   findUsers,
+  findUserVersions,
   type FoundUser,
   type NameProperty,
   type TextProperty,
@@ -201,8 +202,9 @@ function matchesAll(row: FoundUser, checks: Checks): boolean {
 
 /**
  * The ids of the users on the page, in order, and what a bounded scan examined. A page without
- * checks of its own is read with its users' rows, whose profiles go into `loaded`; those `held`
- * (the isolate's copies) whose versions are still theirs are reused, not read.
+ * checks of its own is read with its users' rows, whose profiles go into `loaded`; when the isolate
+ * `held` the same search's last page, only with their versions: a copy whose version is still its
+ * user's goes into `loaded`, and the others are left to be read by their keys (readUserProfiles).
  */
 async function searchUsers(
   db: Database,
@@ -211,15 +213,20 @@ async function searchUsers(
   loaded: Map<number, UserProfile>,
 ): Promise<UserSearchResult> {
   if (search.properties.length === 0) {
-    const versions = new Map([...held].map(([id, profile]) => [id, profile.user.version]));
-    const rows = await findUserRows(db, search, versions);
-    const read = await profilesOf(
-      db,
-      rows.flatMap((row) => row.user ?? []),
-    );
-    for (const profile of read) loaded.set(profile.user.id, profile);
-    // D1 leaves out the row only of a user whose version was sent, so only of a user held.
-    for (const { userId, user } of rows) if (user === null) loaded.set(userId, held.get(userId)!);
+    if (held.size === 0) {
+      const rows = await findUserRows(db, search);
+      const read = await profilesOf(
+        db,
+        rows.map((row) => row.user),
+      );
+      for (const profile of read) loaded.set(profile.user.id, profile);
+      return { userIds: rows.map((row) => row.userId), scan: {} };
+    }
+    const rows = await findUserVersions(db, search);
+    for (const { userId, version } of rows) {
+      const copy = held.get(userId);
+      if (copy?.user.version === version) loaded.set(userId, copy);
+    }
     return { userIds: rows.map((row) => row.userId), scan: {} };
   }
   // Checked here, on the first rows of the search in order, at most SCAN_ROWS of them.
