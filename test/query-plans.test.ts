@@ -138,33 +138,39 @@ const users = (search: Partial<UserSearch>, carried: "row" | "version" = "row") 
 };
 
 describe.each(["row", "version"] as const)("user pages, carrying each user's %s", (carried) => {
-  it.each<[string, Partial<UserSearch>, RegExp]>([
-    [
-      "the default order",
-      {},
-      /USING COVERING INDEX user_clients_client_status_user_idx \(client_id=\? AND status=\?\)/,
-    ],
-    [
-      "a merchant's users",
-      { scope: { merchantId: 1 } },
-      /USING COVERING INDEX user_clients_merchant_status_user_idx \(merchant_id=\? AND status=\?\)/,
-    ],
-    [
-      "newest first",
-      { sort: [{ property: "published", direction: "desc" }] },
-      /USING COVERING INDEX user_clients_client_status_published_idx/,
-    ],
-    [
-      "recently updated, in a time window",
-      { timeColumn: "updated", since: 0, until: 10, sort: [{ property: "updated", direction: "desc" }] },
-      /USING COVERING INDEX user_clients_client_status_updated_idx \(client_id=\? AND status=\? AND updated>\? AND updated<\?\)/,
-    ],
-    [
-      "a scan for checks no index answers, carrying a property",
-      { properties: ["gender"], scope: { merchantId: 1 }, sort: [{ property: "published", direction: "asc" }] },
-      /USING (COVERING )?INDEX user_clients_merchant_status_published_idx/,
-    ],
-  ])("%s walk one index range per status, in order", async (_, search, index) => {
+  it.each<[string, Partial<UserSearch>, RegExp]>(
+    (
+      [
+        [
+          "the default order",
+          {},
+          /USING COVERING INDEX user_clients_client_status_user_idx \(client_id=\? AND status=\?\)/,
+        ],
+        [
+          "a merchant's users",
+          { scope: { merchantId: 1 } },
+          /USING COVERING INDEX user_clients_merchant_status_user_idx \(merchant_id=\? AND status=\?\)/,
+        ],
+        [
+          "newest first",
+          { sort: [{ property: "published", direction: "desc" }] },
+          /USING COVERING INDEX user_clients_client_status_published_idx/,
+        ],
+        [
+          "recently updated, in a time window",
+          { timeColumn: "updated", since: 0, until: 10, sort: [{ property: "updated", direction: "desc" }] },
+          /USING COVERING INDEX user_clients_client_status_updated_idx \(client_id=\? AND status=\? AND updated>\? AND updated<\?\)/,
+        ],
+        [
+          "a scan for checks no index answers, carrying a property",
+          { properties: ["gender"], scope: { merchantId: 1 }, sort: [{ property: "published", direction: "asc" }] },
+          /USING (COVERING )?INDEX user_clients_merchant_status_published_idx/,
+        ],
+      ] satisfies [string, Partial<UserSearch>, RegExp][]
+    )
+      // A scan carries the properties it checks, never the versions.
+      .filter(([, search]) => carried === "row" || !("properties" in search)),
+  )("%s walk one index range per status, in order", async (_, search, index) => {
     const detail = await plan(users(search, carried));
     expect(detail).toMatch(index);
     expect(detail).not.toMatch(/\bSCAN (users|user_clients)\b(?! USING)/);

@@ -72,6 +72,10 @@ async function list(
   return { res, body: await container(res) };
 }
 
+/** The D1 statements a request ran (development's Server-Timing). */
+const statements = (res: Response) =>
+  Number(/d1;[^,]*desc="(\d+) queries/.exec(res.headers.get("Server-Timing") ?? "")?.[1]);
+
 /** The found users as numbers 1-9, in the order returned. */
 const found = (body: Container) => ((body.data ?? []) as { userId: string }[]).map((u) => Number(u.userId) - base);
 
@@ -422,6 +426,30 @@ describe("GET /api/2/users with a bookmark: the isolate's copies, checked by the
     await env.DB.prepare("UPDATE users SET display_name = 'Changed' WHERE id = ?")
       .bind(base + 16)
       .run();
-    expect(await page()).toEqual(first);
+    const { res: changed, body } = await list(q, token, bookmark);
+    expect(found(body)).toEqual(first);
+    const sixteen = (body.data as { userId: string; displayName: string }[]).find(
+      (u) => u.userId === String(base + 16),
+    );
+    expect(sixteen!.displayName).toBe("Changed");
+    expect(statements(changed)).toBe(2);
+  });
+
+  it("a user who enters the page between two reads from D1 is read by its key, in its place", async () => {
+    const at = (day: number) => `2019-02-0${day} 12:00:00`;
+    const entering = (n: number, day: number) => user(n, { name: { familyName: "Entering" }, published: at(day) });
+    await importData({ users: [entering(19, 1), entering(20, 3)] });
+    const q = "?familyName=Entering&sort=published";
+    const { res } = await list(q);
+    const bookmark = { "x-d1-bookmark": res.headers.get("x-d1-bookmark")! };
+    expect(found((await list(q, token, bookmark)).body)).toEqual([19, 20]);
+    const again = await list(q, token, bookmark);
+    expect(found(again.body)).toEqual([19, 20]);
+    expect(statements(again.res)).toBe(1);
+
+    await importData({ users: [entering(21, 2)] });
+    const after = await list(q, token, bookmark);
+    expect(found(after.body)).toEqual([19, 21, 20]);
+    expect(statements(after.res)).toBe(2);
   });
 });

@@ -200,11 +200,37 @@ function matchesAll(row: FoundUser, checks: Checks): boolean {
   });
 }
 
+/** The page's user ids, in order, read with their rows, whose profiles go into `loaded`. */
+async function readPage(db: Database, search: UserSearch, loaded: Map<number, UserProfile>): Promise<number[]> {
+  const rows = await findUserRows(db, search);
+  const records = rows.map((row) => row.user);
+  for (const profile of await profilesOf(db, records)) loaded.set(profile.user.id, profile);
+  return rows.map((row) => row.userId);
+}
+
+/**
+ * The page's user ids, in order, read with their versions alone: each `held` copy whose version is
+ * still its user's goes into `loaded`; the others are left to be read by their keys
+ * (readUserProfiles, with the request's bookmark).
+ */
+async function checkPage(
+  db: Database,
+  search: UserSearch,
+  held: ReadonlyMap<number, UserProfile>,
+  loaded: Map<number, UserProfile>,
+): Promise<number[]> {
+  const rows = await findUserVersions(db, search);
+  for (const { userId, version } of rows) {
+    const copy = held.get(userId);
+    if (copy?.user.version === version) loaded.set(userId, copy);
+  }
+  return rows.map((row) => row.userId);
+}
+
 /**
  * The ids of the users on the page, in order, and what a bounded scan examined. A page without
- * checks of its own is read with its users' rows, whose profiles go into `loaded`; when the isolate
- * `held` the same search's last page, only with their versions: a copy whose version is still its
- * user's goes into `loaded`, and the others are left to be read by their keys (readUserProfiles).
+ * checks of its own is read with its users' rows, or, when the isolate `held` copies of the same
+ * search's last page, with their versions alone.
  */
 async function searchUsers(
   db: Database,
@@ -213,21 +239,8 @@ async function searchUsers(
   loaded: Map<number, UserProfile>,
 ): Promise<UserSearchResult> {
   if (search.properties.length === 0) {
-    if (held.size === 0) {
-      const rows = await findUserRows(db, search);
-      const read = await profilesOf(
-        db,
-        rows.map((row) => row.user),
-      );
-      for (const profile of read) loaded.set(profile.user.id, profile);
-      return { userIds: rows.map((row) => row.userId), scan: {} };
-    }
-    const rows = await findUserVersions(db, search);
-    for (const { userId, version } of rows) {
-      const copy = held.get(userId);
-      if (copy?.user.version === version) loaded.set(userId, copy);
-    }
-    return { userIds: rows.map((row) => row.userId), scan: {} };
+    const userIds = held.size === 0 ? await readPage(db, search, loaded) : await checkPage(db, search, held, loaded);
+    return { userIds, scan: {} };
   }
   // Checked here, on the first rows of the search in order, at most SCAN_ROWS of them.
   const rows = await findUsers(db, search, { limit: SCAN_ROWS, offset: 0 });

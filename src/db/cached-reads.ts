@@ -53,10 +53,10 @@ export async function readUserProfiles(
 
 /**
  * A user search's page for `scope` (the client read, the caller's merchant) and the request's
- * query; `search` runs it against D1, given the users of the same search's last page that the
- * isolate still holds (by id): a read of the page from D1 asks only whether their versions are
- * still theirs, and reuses them if so. The key leaves out how the page is delivered, so a token
- * sent as `oauth_token` is never kept as a key.
+ * query; `search` runs it against D1. A read from D1 with a bookmark is given the isolate's copies
+ * of the users of the same search's last page (heldCopies), to reuse those whose versions are
+ * still their users'. The key leaves out how the page is delivered, so a token sent as
+ * `oauth_token` is never kept as a key.
  */
 export function readUserSearch(
   scope: { clientId: string; merchantId: number },
@@ -67,16 +67,21 @@ export function readUserSearch(
   const query = new URLSearchParams(url.search);
   for (const name of RESERVED_PARAMETERS) query.delete(name);
   const key = `${scope.clientId} ${scope.merchantId} ${query}`;
-  return userSearches.read(
-    key,
-    () => {
-      const held = new Map<number, UserProfile>();
-      for (const id of userSearches.get(key)?.userIds ?? []) {
-        const profile = userProfiles.get(String(id));
-        if (profile) held.set(id, profile);
-      }
-      return search(held);
-    },
-    fresh,
-  );
+  // Without a bookmark the page itself comes from the cache while it lasts, and no copy is checked.
+  return userSearches.read(key, () => search(fresh ? heldCopies(key) : new Map()), fresh);
+}
+
+/**
+ * The isolate's copies of the users of the search's last page, by id: none unless they are at
+ * least half of it, as a page checked against few copies would read most of its users again by
+ * key, a second round trip where reading the page with its users' rows is one.
+ */
+function heldCopies(key: string): Map<number, UserProfile> {
+  const last = userSearches.get(key)?.userIds ?? [];
+  const held = new Map<number, UserProfile>();
+  for (const id of last) {
+    const profile = userProfiles.get(String(id));
+    if (profile) held.set(id, profile);
+  }
+  return held.size * 2 >= last.length ? held : new Map();
 }

@@ -49,7 +49,7 @@ export type FoundUser = { userId: number } & Partial<Record<TextProperty, string
  * What a found row carries: the asked-for text properties, the user's whole row (with its copy of
  * its parts: a page and its User objects in one statement), or the user's version alone.
  */
-export type Carried = "properties" | "row" | "version";
+type Carried = "properties" | "row" | "version";
 
 const NAME_KEY_COLUMNS: Record<NameProperty, SQLiteColumn> = {
   familyName: users.familyNameKey,
@@ -198,8 +198,8 @@ function scopeQuery(search: UserSearch, rows: { limit: number; offset: number },
 }
 
 /**
- * A scope query's rows in the page's order: by its sort value, then by user id. A narrowed query's
- * rows (no sort value) come in order already.
+ * Rows in the page's order: by their sort value, then by user id. Rows without one (a narrowed
+ * query's, but for its versions) come in order already.
  */
 function inPageOrder<Row extends { userId: number; sortValue?: number }>(rows: Row[], search: UserSearch): Row[] {
   if (rows[0]?.sortValue === undefined) return rows;
@@ -248,7 +248,7 @@ export function userVersionsStatement(db: Database, search: UserSearch) {
   );
 }
 
-/** The one statement a search runs (its rows in page order once `inPageOrder` has them). */
+/** A search's statement, carrying `carried` on each row (in page order once `inPageOrder` has them). */
 export function userSearchStatement<Row extends FoundUser>(
   db: Database,
   search: UserSearch,
