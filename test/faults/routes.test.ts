@@ -162,6 +162,13 @@ const ROUTES: Route[] = [
     request: (s) => [`/api/2/users?limit=${nextPage++}`, apiRead(s, s.serverToken)],
   },
   {
+    // The isolate holds the page, and a user entered it since: its versions, then that user by key.
+    name: "GET /api/2/users, read again",
+    uses: ["DB"],
+    ok: 200,
+    request: readAgainAfterAUserEntered,
+  },
+  {
     name: "GET /api/2/clients",
     uses: ["DB", "RATE_LIMITER"],
     ok: 200,
@@ -395,6 +402,14 @@ const ROUTES: Route[] = [
   },
 ];
 
+/** The setting's users page read once, then a user connected to its client: the page read again. */
+async function readAgainAfterAUserEntered(s: Setting): Promise<[string, RequestInit]> {
+  const path = "/api/2/users?limit=10";
+  expect((await call(path, apiRead(s, s.serverToken))).status).toBe(200);
+  await createUser(nextUser++, { clients: [s.client.id] });
+  return [path, apiRead(s, s.serverToken)];
+}
+
 const CASES = ROUTES.flatMap((route) => route.uses.map((binding) => ({ route, binding })));
 
 async function run(route: Route, binding: BindingName, fault: Fault) {
@@ -434,6 +449,20 @@ describe("a one-off failure", () => {
       expect(res.status, await res.clone().text()).toBe(route.ok);
     },
   );
+});
+
+describe("a users page read again", () => {
+  it("answers the whole page when the read of the users who entered it fails once", async () => {
+    const s = await setting();
+    const [path, init] = await readAgainAfterAUserEntered(s);
+    // The first D1 call is the page's versions, the second the entering user by key.
+    const { env, counts } = faultyEnv({ DB: { kind: "nth", n: 2, applied: false } });
+    const res = await fetchWith(env, path, init);
+    expect(counts.DB.failed).toBe(1);
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: { userId: string }[] };
+    expect(data).toHaveLength(2);
+  });
 });
 
 describe("a stall", () => {
